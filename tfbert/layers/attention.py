@@ -1,0 +1,91 @@
+"""Multi-head self-attention with a key-padding mask."""
+
+import math
+
+import keras
+from keras import ops
+
+# Added to the scores of padding keys. Scores and softmax are float32, so
+# exp() of this underflows to exactly 0.
+_MASKED_SCORE = -1e9
+
+
+@keras.saving.register_keras_serializable(package="tfbert")
+class MultiHeadSelfAttention(keras.layers.Layer):
+    """Scaled dot-product self-attention over `num_heads` heads.
+
+    Query, key and value projections are separate [H, H] kernels whose columns
+    are the heads, head after head (the layout of Google's and HF's BERT).
+
+    Args:
+      num_heads: number of heads N; H must be divisible by N.
+      dropout: dropout rate on the attention probabilities.
+      initializer_range: stddev of the truncated-normal initializer.
+
+    Call args:
+      hidden_states: [batch, seq, H].
+      attention_mask: int [batch, seq]; 1 for real tokens, 0 for padding.
+        Padding keys get zero attention; queries are not masked.
+
+    Returns:
+      [batch, seq, H] in the compute dtype. Scores and softmax are float32.
+    """
+
+    def __init__(self, num_heads, dropout=0.1, initializer_range=0.02,
+                 **kwargs):
+        super().__init__(**kwargs)
+        self.num_heads = num_heads
+        self.dropout_rate = dropout
+        self.initializer_range = initializer_range
+        self.dropout = keras.layers.Dropout(dropout, name="dropout")
+
+    def build(self, input_shape):
+        hidden_size = input_shape[-1]
+        if hidden_size % self.num_heads:
+            raise ValueError(f"hidden size {hidden_size} is not divisible by "
+                             f"num_heads={self.num_heads}")
+        self.hidden_size = hidden_size
+        self.head_size = hidden_size // self.num_heads
+        init = keras.initializers.TruncatedNormal(stddev=self.initializer_range)
+
+        def dense(name):
+            layer = keras.layers.Dense(hidden_size, kernel_initializer=init,
+                                       dtype=self.dtype_policy, name=name)
+            layer.build(input_shape)
+            return layer
+
+        self.query = dense("query")
+        self.key = dense("key")
+        self.value = dense("value")
+        self.output_dense = dense("output")
+        self.built = True
+
+    def _split_heads(self, x, batch, seq):
+        x = ops.reshape(x, (batch, seq, self.num_heads, self.head_size))
+        return ops.transpose(x, (0, 2, 1, 3))  # [batch, N, seq, head]
+
+    def call(self, hidden_states, attention_mask, training=None):
+        batch, seq = ops.shape(hidden_states)[0], ops.shape(hidden_states)[1]
+        scale = 1.0 / math.sqrt(self.head_size)
+        query = self._split_heads(self.query(hidden_states) * scale, batch, seq)
+        key = self._split_heads(self.key(hidden_states), batch, seq)
+        value = self._split_heads(self.value(hidden_states), batch, seq)
+        scores = ops.cast(ops.matmul(query, ops.transpose(key, (0, 1, 3, 2))),
+                          "float32")  # [batch, N, seq_q, seq_k]
+        key_is_padding = ops.cast(attention_mask, "float32")[:, None, None, :]
+        scores = scores + (1.0 - key_is_padding) * _MASKED_SCORE
+        probs = ops.softmax(scores, axis=-1)
+        probs = self.dropout(ops.cast(probs, self.compute_dtype),
+                             training=training)
+        context = ops.transpose(ops.matmul(probs, value), (0, 2, 1, 3))
+        context = ops.reshape(context, (batch, seq, self.hidden_size))
+        return self.output_dense(context)
+
+    def compute_output_shape(self, input_shape, *args):
+        return input_shape
+
+    def get_config(self):
+        config = super().get_config()
+        config.update(num_heads=self.num_heads, dropout=self.dropout_rate,
+                      initializer_range=self.initializer_range)
+        return config

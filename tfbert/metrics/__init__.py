@@ -1,0 +1,1 @@
+"""Evaluation metrics computed over whole evaluation sets."""

@@ -1,0 +1,147 @@
+"""`BertEncoder`: the BERT transformer stack as a functional Keras model."""
+
+import keras
+import numpy as np
+
+from tfbert.config import BertConfig
+from tfbert.layers import BertEmbeddings, Pooler, TransformerBlock
+
+INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
+
+
+def check_inputs(inputs):
+    """Raises a ValueError naming the field when `inputs` is not a dict of
+    integer [batch, seq] tensors with the keys `INPUT_NAMES`.
+
+    Keras would otherwise cast float ids to int32 silently.
+    """
+    if not isinstance(inputs, dict):
+        raise ValueError(
+            f"BertEncoder expects a dict with keys {list(INPUT_NAMES)}, got "
+            f"{type(inputs).__name__}")
+    missing = [name for name in INPUT_NAMES if name not in inputs]
+    if missing:
+        raise ValueError(f"BertEncoder inputs lack {missing}; got keys "
+                         f"{sorted(inputs)}")
+    for name in INPUT_NAMES:
+        value = inputs[name]
+        dtype = getattr(value, "dtype", None)
+        dtype = keras.backend.standardize_dtype(
+            np.asarray(value).dtype if dtype is None else dtype)
+        if "int" not in dtype:
+            raise ValueError(f"BertEncoder input {name!r} must be an integer "
+                             f"tensor [batch, seq], got dtype {dtype}")
+        shape = getattr(value, "shape", None)
+        shape = np.shape(value) if shape is None else shape
+        rank = getattr(shape, "rank", len(shape))
+        if rank is not None and rank != 2:
+            raise ValueError(f"BertEncoder input {name!r} must have rank 2 "
+                             f"[batch, seq], got shape {tuple(shape)}")
+
+
+@keras.saving.register_keras_serializable(package="tfbert")
+class BertEncoder(keras.Model):
+    """BERT encoder with the TF Hub BERT interface.
+
+    Inputs: a dict of int32 [batch, seq] tensors `input_word_ids`,
+    `input_mask` (1 = token, 0 = padding) and `input_type_ids` (segment ids).
+
+    Outputs: a dict with
+      `sequence_output`: float32 [batch, seq, H], the last block's output;
+      `pooled_output`: float32 [batch, H], tanh(Dense(sequence_output[:, 0]));
+      `encoder_outputs`: list of num_layers float32 [batch, seq, H], one per
+        block.
+
+    Args:
+      config: a `BertConfig` (or its dict form).
+
+    Example:
+    ```python
+    encoder = tfbert.BertEncoder.from_pretrained("minilm-l6-h384-uncased")
+    preprocessor = tfbert.BertPreprocessor.from_pretrained(
+        "minilm-l6-h384-uncased", seq_length=128)
+    outputs = encoder(preprocessor(tf.constant(["a sentence"])))
+    outputs["pooled_output"].shape  # (1, 384)
+    ```
+    """
+
+    def __init__(self, config, **kwargs):
+        if not isinstance(config, BertConfig):
+            config = BertConfig.from_dict(config)
+        self.config = config
+
+        # === Layers ===
+        self.embeddings = BertEmbeddings(
+            vocab_size=config.vocab_size,
+            hidden_size=config.hidden_size,
+            max_position_embeddings=config.max_position_embeddings,
+            type_vocab_size=config.type_vocab_size,
+            dropout=config.hidden_dropout,
+            initializer_range=config.initializer_range,
+            layer_norm_epsilon=config.layer_norm_epsilon,
+            name="embeddings")
+        self.transformer_blocks = [
+            TransformerBlock(
+                num_heads=config.num_heads,
+                intermediate_size=config.intermediate_size,
+                hidden_act=config.hidden_act,
+                hidden_dropout=config.hidden_dropout,
+                attention_dropout=config.attention_dropout,
+                initializer_range=config.initializer_range,
+                layer_norm_epsilon=config.layer_norm_epsilon,
+                name=f"transformer_block_{i}")
+            for i in range(config.num_layers)
+        ]
+        self.pooler = Pooler(initializer_range=config.initializer_range,
+                             name="pooler")
+
+        # === Functional model ===
+        inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
+                  for name in INPUT_NAMES}
+        hidden = self.embeddings(inputs["input_word_ids"],
+                                 inputs["input_type_ids"])
+        encoder_outputs = []
+        for block in self.transformer_blocks:
+            hidden = block(hidden, inputs["input_mask"])
+            encoder_outputs.append(hidden)
+        outputs = {
+            "sequence_output": hidden,
+            "pooled_output": self.pooler(hidden),
+            "encoder_outputs": encoder_outputs,
+        }
+        super().__init__(inputs=inputs, outputs=outputs, **kwargs)
+
+    def call(self, inputs, training=None, mask=None):
+        check_inputs(inputs)
+        return super().call(inputs, training=training, mask=mask)
+
+    def get_config(self):
+        return {"config": self.config.to_dict(), "name": self.name,
+                "trainable": self.trainable}
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    @classmethod
+    def from_pretrained(cls, name_or_path, strict=True, **config_overrides):
+        """Builds an encoder from a preset name or a checkpoint directory.
+
+        Accepted: a preset name (see `tfbert.presets.PRESETS`); an HF
+        directory (config.json + model.safetensors or pytorch_model.bin); a
+        Google TF1 directory (bert_config.json + bert_model.ckpt.*); a
+        keras-hub BERT preset directory; a `save_pretrained` directory.
+        `config_overrides` replace config fields (e.g. `hidden_dropout=0.2`).
+        With `strict`, any checkpoint variable left unused or any encoder
+        variable left unset is an error listing them.
+        """
+        from tfbert.checkpoints import load_encoder
+
+        return load_encoder(name_or_path, strict=strict, **config_overrides)
+
+    def save_pretrained(self, directory, tokenizer=None):
+        """Writes config, weights (and the tokenizer's vocabulary) so that
+        `from_pretrained(directory)` restores this encoder."""
+        from tfbert.checkpoints import save_encoder
+
+        save_encoder(self, directory, tokenizer=tokenizer)

@@ -1,0 +1,40 @@
+"""`BertSpanLabeler`: start/end logits for extractive question answering."""
+
+import keras
+
+from tfbert.layers import SpanLabelingHead
+
+
+@keras.saving.register_keras_serializable(package="tfbert")
+class BertSpanLabeler(keras.Model):
+    """An encoder with a `SpanLabelingHead` on its sequence output.
+
+    Inputs: the encoder's input dict. Outputs: a dict of float32
+    [batch, seq] `start_logits` and `end_logits`; padding positions get -1e9.
+
+    Args:
+      encoder: a `BertEncoder`.
+    """
+
+    def __init__(self, encoder, **kwargs):
+        self.encoder = encoder
+        self.head = SpanLabelingHead(
+            initializer_range=encoder.config.initializer_range,
+            name="span_labeling_head")
+        inputs = encoder.input
+        start, end = self.head(encoder(inputs)["sequence_output"],
+                               inputs["input_mask"])
+        super().__init__(inputs=inputs,
+                         outputs={"start_logits": start, "end_logits": end},
+                         **kwargs)
+
+    def get_config(self):
+        return {"encoder": keras.saving.serialize_keras_object(self.encoder),
+                "name": self.name, "trainable": self.trainable}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["encoder"] = keras.saving.deserialize_keras_object(
+            config["encoder"])
+        return cls(**config)

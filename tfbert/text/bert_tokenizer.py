@@ -1,0 +1,491 @@
+"""`BertTokenizer`: raw text to WordPiece ids, in the TensorFlow graph.
+
+The tokenizer reproduces HF `tokenizers`' BERT pipeline (BertNormalizer with
+clean_text, handle_chinese_chars, strip_accents and lowercase; BertPreTokenizer;
+WordPiece with `##` continuations and a 100-*character* word limit), which is
+what the released uncased/cased BERT checkpoints were trained with. It is
+built from core TF string ops plus only those tf-text ops every TF Serving
+since 2.10 links (`NormalizeUTF8`, `RegexSplitWithOffsets`,
+`FastWordpieceTokenizeWithOffsets`), so a SavedModel that tokenizes raw text
+loads in any process that imports `tensorflow_text`. tf-text's own
+`BertTokenizer` / `FastBertTokenizer` are not used: their normalisation (NFKC
+case folding, control characters, byte-counted word limit) differs from BERT's.
+
+How a text becomes words (all on the ORIGINAL string, so offsets stay exact):
+  1. Split on whitespace (`\\t \\n \\r`, `\\p{Zs}`, U+2028, U+2029), dropped.
+  2. Isolate punctuation (ASCII 33-47, 58-64, 91-96, 123-126 and `\\p{P}`) and
+     CJK ideographs (the ranges BERT pads with spaces) as one-character words.
+  3. Control and format characters (`\\p{Cc}` other than tab/newline/CR,
+     `\\p{Cf}`, `\\p{Co}`, U+FFFD) are not split points: BERT deletes them,
+     which joins their neighbours ("foo\\u200bbar" is one word "foobar").
+  4. Normalise each word: delete those characters; if `strip_accents`, NFD
+     and delete `\\p{Mn}`; if `lowercase`, lower-case character by character
+     (so a final capital sigma becomes "σ", not "ς", as in HF's Rust code).
+     Words that become empty are dropped.
+  5. WordPiece each word; a word of more than `max_chars_per_word` characters
+     (counted after normalisation) becomes one [UNK].
+
+Known differences from HF `tokenizers` (deliberate or unavoidable):
+  * Literal special-token text such as "[CLS]" or "[SEP]" in the input is
+    tokenized as ordinary text ("[", "cl", "##s", "]"), as the original BERT
+    does. HF maps it to the special token, which lets user text forge segment
+    boundaries; we do not allow that.
+  * Unassigned code points (`\\p{Cn}`): HF deletes them (by its own Unicode
+    tables); RE2 has no `\\p{Cn}`, so we keep them (they usually end up as
+    [UNK]). Characters assigned in a newer Unicode version than one of the two
+    libraries knows may be classified differently for the same reason.
+  * Invalid UTF-8 input is not supported (HF cannot receive it at all).
+
+Offsets (`tokenize_with_offsets`) are byte offsets into the original strings.
+Each normalised character is traced back to the original character that
+produced it, so a piece's span runs from the first to the last original
+character behind it (deleted characters in between are included). A piece
+that starts or ends inside the expansion of one original character (e.g. a
+Hangul syllable decomposed into jamo by NFD) gets that whole character. If
+per-character normalisation ever disagrees in length with normalising the
+whole word, and for over-long words, every piece of the word gets the whole
+word's span.
+"""
+
+import json
+import os
+from pathlib import Path
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+from tfbert.text.vocab import SPECIAL_TOKENS, load_vocabulary, save_vocabulary
+
+_WHITESPACE = r"\t\n\r\p{Zs}\x{2028}\x{2029}"
+# ASCII symbols count as punctuation for BERT even where Unicode says Sm/Sc/Sk.
+_PUNCTUATION = r"\x{21}-\x{2F}\x{3A}-\x{40}\x{5B}-\x{60}\x{7B}-\x{7E}\p{P}"
+# With accent stripping HF applies NFD to the whole text before splitting, so
+# the characters whose decomposition minus combining marks is punctuation
+# (GREEK VARIA -> "`", NOT EQUAL TO -> "=", NOT LESS-/GREATER-THAN -> "<"/">")
+# are punctuation too; a scan of all code points finds no others.
+_PUNCTUATION_AFTER_NFD = r"\x{1FEF}\x{2260}\x{226E}\x{226F}"
+_CJK = (r"\x{4E00}-\x{9FFF}\x{3400}-\x{4DBF}\x{20000}-\x{2A6DF}"
+        r"\x{2A700}-\x{2B73F}\x{2B740}-\x{2B81F}\x{2B920}-\x{2CEAF}"
+        r"\x{F900}-\x{FAFF}\x{2F800}-\x{2FA1F}")
+_DELETED = (r"[\x{00}-\x{08}\x{0B}\x{0C}\x{0E}-\x{1F}\x{7F}-\x{9F}"
+            r"\p{Cf}\p{Co}\p{Cs}\x{FFFD}]")
+
+_TOKENIZER_CONFIG = "tokenizer_config.json"
+
+# The graph is fixed at trace time (no tensor-dependent Python control flow);
+# letting AutoGraph rewrite these methods only costs seconds per trace.
+_no_autograph = tf.autograph.experimental.do_not_convert
+
+
+class BertTokenizer(tf.Module):
+    """WordPiece tokenizer with HF-identical BERT normalisation, as TF ops.
+
+    Args:
+      vocabulary: path of a `vocab.txt`, or the tokens as a list of str.
+      lowercase: lower-case the text (uncased models).
+      strip_accents: delete combining marks after NFD; `None` means the same
+        as `lowercase` (HF semantics).
+      tokenize_chinese_chars: make every CJK ideograph its own word.
+      max_chars_per_word: longer words (in characters) become [UNK].
+
+    Example:
+      >>> tokenizer = BertTokenizer.from_pretrained("minilm-l6-h384-uncased")
+      >>> tokenizer.tokenize(["Hello, world!"])
+      <tf.RaggedTensor [[7592, 1010, 2088, 999]]>
+    """
+
+    def __init__(self, vocabulary, lowercase=True, strip_accents=None,
+                 tokenize_chinese_chars=True, max_chars_per_word=100,
+                 name=None):
+        super().__init__(name=name)
+        if isinstance(vocabulary, (str, os.PathLike)):
+            tokens = load_vocabulary(vocabulary)
+        else:
+            tokens = [str(t) for t in vocabulary]
+            if len(set(tokens)) != len(tokens):
+                raise ValueError("vocabulary has duplicate tokens")
+            missing = [t for t in SPECIAL_TOKENS if t not in tokens]
+            if missing:
+                raise ValueError(f"vocabulary lacks special token(s) {missing}")
+        if max_chars_per_word < 1:
+            raise ValueError(
+                f"max_chars_per_word must be >= 1, got {max_chars_per_word}")
+        self._tokens = tokens
+        self._ids = {t: i for i, t in enumerate(tokens)}
+        self.lowercase = bool(lowercase)
+        self.strip_accents = (self.lowercase if strip_accents is None
+                              else bool(strip_accents))
+        self._strip_accents_arg = strip_accents
+        self.tokenize_chinese_chars = bool(tokenize_chinese_chars)
+        self.max_chars_per_word = int(max_chars_per_word)
+
+        isolated = _PUNCTUATION
+        if self.strip_accents:
+            isolated += _PUNCTUATION_AFTER_NFD
+        if self.tokenize_chinese_chars:
+            isolated += _CJK
+        self._split_pattern = f"[{_WHITESPACE}]|[{isolated}]"
+        self._keep_pattern = f"[{isolated}]"
+        # A normalised word of at most max_chars_per_word characters has at
+        # most 4 bytes per character; longer ones are replaced by a word one
+        # byte over the limit so that WordPiece itself emits a single [UNK].
+        max_bytes = 4 * self.max_chars_per_word
+        self._overlong_word = "x" * (max_bytes + 1)
+        self._wordpiece = tf_text.FastWordpieceTokenizer(
+            vocab=tokens, suffix_indicator="##", max_bytes_per_word=max_bytes,
+            token_out_type=tf.int32, unknown_token="[UNK]",
+            no_pretokenization=True)
+
+    # -- vocabulary -------------------------------------------------------
+
+    @property
+    def vocabulary(self):
+        """The tokens, id order (a copy)."""
+        return list(self._tokens)
+
+    @property
+    def vocab_size(self):
+        return len(self._tokens)
+
+    @property
+    def pad_id(self):
+        return self._ids["[PAD]"]
+
+    @property
+    def unk_id(self):
+        return self._ids["[UNK]"]
+
+    @property
+    def cls_id(self):
+        return self._ids["[CLS]"]
+
+    @property
+    def sep_id(self):
+        return self._ids["[SEP]"]
+
+    @property
+    def mask_id(self):
+        return self._ids["[MASK]"]
+
+    def token_to_id(self, token):
+        """The id of `token` (str); KeyError if it is not in the vocabulary."""
+        try:
+            return self._ids[token]
+        except KeyError:
+            raise KeyError(f"token {token!r} is not in the vocabulary") from None
+
+    def id_to_token(self, token_id):
+        """The token (str) with id `token_id` (int)."""
+        token_id = int(token_id)
+        if not 0 <= token_id < len(self._tokens):
+            raise IndexError(
+                f"id {token_id} is outside the vocabulary [0, {len(self._tokens)})")
+        return self._tokens[token_id]
+
+    # -- tokenization -----------------------------------------------------
+
+    @_no_autograph
+    def tokenize(self, texts):
+        """Text to WordPiece ids, without special tokens.
+
+        Args:
+          texts: tf.string `[batch]` (or a python list / numpy array of str);
+            a scalar string is allowed.
+
+        Returns:
+          int32 `tf.RaggedTensor` `[batch, (tokens)]`, or an int32 tensor
+          `[tokens]` for a scalar input.
+        """
+        texts, scalar = self._as_batch(texts)
+        words, _, _ = self._split(texts)
+        pieces, _, _ = self._wordpiece_words(self._normalize(words.flat_values))
+        ids = words.with_flat_values(pieces).merge_dims(1, 2)
+        return ids[0] if scalar else ids
+
+    @_no_autograph
+    def tokenize_with_offsets(self, texts):
+        """Like `tokenize`, plus the byte span of every piece in the input.
+
+        Args:
+          texts: tf.string `[batch]` (or list / numpy array); or a scalar.
+
+        Returns:
+          `(ids, starts, ends)`: ids int32, starts and ends int64, all ragged
+          `[batch, (tokens)]` (or `[tokens]` for a scalar input). `starts` and
+          `ends` are byte offsets into the ORIGINAL strings: piece `i` of text
+          `b` came from `texts[b][starts[b, i]:ends[b, i]]` (see the module
+          docstring for how normalisation that changes lengths is handled).
+        """
+        texts, scalar = self._as_batch(texts)
+        words, word_starts, word_ends = self._split(texts)
+        original = words.flat_values
+        normalized = self._normalize(original)
+        pieces, piece_starts, piece_ends = self._wordpiece_words(
+            normalized, with_offsets=True)
+        word_of_piece = pieces.value_rowids()
+
+        # Trace each normalised byte back to the original character behind
+        # it: normalise character by character and lay all words' normalised
+        # bytes end to end, so one sorted search serves the whole batch.
+        chars, char_starts = tf.strings.unicode_split_with_offsets(
+            original, "UTF-8")
+        char_starts = char_starts.flat_values
+        char_ends = char_starts + _byte_length(chars.flat_values)
+        char_bytes = _byte_length(self._normalize(chars.flat_values))
+        cum_bytes = tf.cumsum(char_bytes)
+        word_bytes = tf.math.unsorted_segment_sum(
+            char_bytes, chars.value_rowids(), tf.size(original, tf.int64))
+        word_base = tf.cumsum(word_bytes, exclusive=True)
+        exact = tf.equal(word_bytes,
+                         _byte_length(normalized))
+
+        base = tf.gather(word_base, word_of_piece)
+        first_char = tf.searchsorted(cum_bytes, base + piece_starts,
+                                     side="right", out_type=tf.int64)
+        last_char = tf.searchsorted(cum_bytes, base + piece_ends,
+                                    side="left", out_type=tf.int64)
+        # Only reached for inexact words (whose spans are replaced below).
+        max_char = tf.maximum(tf.size(cum_bytes, tf.int64) - 1, 0)
+        first_char = tf.minimum(first_char, max_char)
+        last_char = tf.minimum(last_char, max_char)
+
+        word_start = tf.gather(word_starts.flat_values, word_of_piece)
+        word_end = tf.gather(word_ends.flat_values, word_of_piece)
+        piece_exact = tf.gather(exact, word_of_piece)
+        start = tf.where(piece_exact,
+                         word_start + tf.gather(char_starts, first_char),
+                         word_start)
+        end = tf.where(piece_exact,
+                       word_start + tf.gather(char_ends, last_char),
+                       word_end)
+
+        def per_text(flat):
+            return words.with_flat_values(
+                pieces.with_flat_values(flat)).merge_dims(1, 2)
+
+        ids = per_text(pieces.flat_values)
+        starts, ends = per_text(start), per_text(end)
+        if scalar:
+            return ids[0], starts[0], ends[0]
+        return ids, starts, ends
+
+    @_no_autograph
+    def tokenize_words(self, words):
+        """Pre-split words (e.g. CoNLL tokens) to WordPiece ids per word.
+
+        Each word is still split on whitespace and punctuation and normalised,
+        like HF's `is_split_into_words=True`; a word that normalises to
+        nothing gets no pieces.
+
+        Args:
+          words: tf.string `tf.RaggedTensor` `[batch, (words)]` (or a list of
+            lists of str).
+
+        Returns:
+          int32 `tf.RaggedTensor` `[batch, (words), (pieces)]`.
+        """
+        if not isinstance(words, tf.RaggedTensor):
+            # tf.ragged.constant is slow on long python lists.
+            words = tf.RaggedTensor.from_row_lengths(
+                tf.constant([w for row in words for w in row], tf.string),
+                tf.constant([len(row) for row in words], tf.int64))
+        if words.ragged_rank != 1:
+            raise ValueError(
+                f"words must be a [batch, (words)] RaggedTensor, got ragged "
+                f"rank {words.ragged_rank}")
+        return words.with_flat_values(self.tokenize(words.flat_values))
+
+    @_no_autograph
+    def detokenize(self, ids):
+        """Ids back to text: pieces joined by spaces, `##` pieces merged.
+
+        [PAD], [CLS], [SEP] and [MASK] are dropped; [UNK] is kept so that
+        unknown words stay visible. Text is normalised (lower-cased, accents
+        stripped) and punctuation stays space-separated: this is for reading,
+        not an inverse of `tokenize`.
+
+        Args:
+          ids: integer ids, ragged `[batch, (tokens)]` or dense
+            `[batch, seq_length]` (padding included), or `[tokens]`.
+
+        Returns:
+          tf.string `[batch]` (a scalar for `[tokens]` input).
+        """
+        if not isinstance(ids, tf.RaggedTensor):
+            ids = tf.convert_to_tensor(ids)
+            if ids.shape.rank == 1:
+                return self.detokenize(ids[tf.newaxis])[0]
+            ids = tf.RaggedTensor.from_tensor(ids)
+        tokens = tf.gather(tf.constant(self._tokens), ids)
+        dropped = tf.constant([self.pad_id, self.cls_id, self.sep_id,
+                               self.mask_id], ids.dtype)
+        keep = tf.reduce_all(
+            tf.not_equal(ids[..., tf.newaxis], dropped), axis=-1)
+        tokens = tf.ragged.boolean_mask(tokens, keep)
+        text = tf.strings.reduce_join(tokens, axis=-1, separator=" ")
+        return tf.strings.regex_replace(text, " ##", "")
+
+    # -- saving and loading -----------------------------------------------
+
+    def get_config(self):
+        """Constructor arguments (the vocabulary as a list of str)."""
+        return {
+            "vocabulary": self.vocabulary,
+            "lowercase": self.lowercase,
+            "strip_accents": self._strip_accents_arg,
+            "tokenize_chinese_chars": self.tokenize_chinese_chars,
+            "max_chars_per_word": self.max_chars_per_word,
+        }
+
+    def save_pretrained(self, directory):
+        """Writes `vocab.txt` and an HF-style `tokenizer_config.json`."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        save_vocabulary(self._tokens, directory / "vocab.txt")
+        config = {
+            "tokenizer_class": "BertTokenizer",
+            "do_lower_case": self.lowercase,
+            "strip_accents": self._strip_accents_arg,
+            "tokenize_chinese_chars": self.tokenize_chinese_chars,
+            "unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]",
+            "cls_token": "[CLS]", "mask_token": "[MASK]",
+        }
+        with open(directory / _TOKENIZER_CONFIG, "w", encoding="utf-8") as f:
+            json.dump(config, f, indent=2)
+
+    @classmethod
+    def from_pretrained(cls, name_or_path, **kwargs):
+        """Loads the tokenizer of a preset or a checkpoint directory.
+
+        Args:
+          name_or_path: a preset name (see `tfbert.presets`), or a directory
+            with `vocab.txt` (HF, Google or `save_pretrained` layout) or
+            `assets/tokenizer/vocabulary.txt` (keras-hub preset).
+          **kwargs: constructor arguments that override what is read.
+
+        Settings come from `tokenizer_config.json` (HF keys `do_lower_case`,
+        `strip_accents`, `tokenize_chinese_chars`) or a keras-hub
+        `tokenizer.json` when present; otherwise the vocabulary decides:
+        lower-case iff no token except bracketed specials changes when
+        lower-cased (uncased vocabularies hold caseless capitals like "ℝ").
+        """
+        from tfbert.presets import get_preset
+
+        preset = (get_preset(name_or_path) if isinstance(name_or_path, str)
+                  else None)
+        if preset is not None:
+            directory = preset.directory()
+            if directory is None:
+                raise ValueError(
+                    f"preset {preset.name!r} has no vocabulary (it is a "
+                    "random-init architecture); build BertTokenizer from a "
+                    "vocab.txt instead")
+        else:
+            directory = Path(name_or_path)
+            if not directory.is_dir():
+                raise FileNotFoundError(
+                    f"{name_or_path!r} is neither a preset name nor a directory")
+        vocab_path = None
+        for candidate in ("vocab.txt", "assets/tokenizer/vocabulary.txt"):
+            if (directory / candidate).is_file():
+                vocab_path = directory / candidate
+                break
+        if vocab_path is None:
+            raise FileNotFoundError(
+                f"no vocabulary in {directory}: expected vocab.txt or "
+                "assets/tokenizer/vocabulary.txt")
+        tokens = load_vocabulary(vocab_path)
+        settings = _read_settings(directory)
+        if "lowercase" not in settings:
+            settings["lowercase"] = not any(
+                t != t.lower() for t in tokens
+                if not (t.startswith("[") and t.endswith("]")))
+        if preset is not None:
+            settings["lowercase"] = preset.lowercase
+        settings.update(kwargs)
+        return cls(tokens, **settings)
+
+    # -- internals ----------------------------------------------------------
+
+    @staticmethod
+    def _as_batch(texts):
+        if isinstance(texts, tf.RaggedTensor):
+            raise TypeError("texts must be a dense string tensor [batch]; use "
+                            "tokenize_words for pre-split words")
+        texts = tf.convert_to_tensor(texts, dtype=tf.string)
+        if texts.shape.rank == 0:
+            return texts[tf.newaxis], True
+        if texts.shape.rank not in (1, None):
+            raise ValueError(f"texts must be [batch] strings, got shape "
+                             f"{texts.shape}")
+        return tf.reshape(texts, [-1]), False
+
+    def _split(self, texts):
+        """[batch] original texts -> words and byte offsets, ragged [b, (w)]."""
+        # RegexSplitWithOffsets stops at a NUL byte; U+0001 is deleted the
+        # same way and keeps every byte offset.
+        texts = tf.strings.regex_replace(texts, r"\x00", "\x01")
+        return tf_text.regex_split_with_offsets(
+            texts, self._split_pattern, self._keep_pattern)
+
+    def _normalize(self, strings):
+        """Normalises a flat string tensor the BertNormalizer way."""
+        strings = tf.strings.regex_replace(strings, _DELETED, "")
+        if self.strip_accents:
+            strings = tf_text.normalize_utf8(strings, "NFD")
+            strings = tf.strings.regex_replace(strings, r"\p{Mn}", "")
+        if self.lowercase:
+            # ICU lower-cases a word-final capital sigma to "ς"; BERT
+            # lower-cases character by character, always giving "σ".
+            strings = tf.strings.regex_replace(strings, "\u03a3", "\u03c3")
+            strings = tf.strings.lower(strings, encoding="utf-8")
+        return strings
+
+    def _wordpiece_words(self, words, with_offsets=False):
+        """Normalised words [n] -> pieces int32 ragged [n, (pieces)].
+
+        With offsets, also int64 byte spans within each normalised word; an
+        over-long word's single [UNK] spans the whole word.
+        """
+        overlong = tf.strings.length(words, unit="UTF8_CHAR") > (
+            self.max_chars_per_word)
+        words_in = tf.where(overlong, self._overlong_word, words)
+        if not with_offsets:
+            return self._wordpiece.tokenize(words_in), None, None
+        pieces, starts, ends = self._wordpiece.tokenize_with_offsets(words_in)
+        rows = pieces.value_rowids()
+        piece_overlong = tf.gather(overlong, rows)
+        starts = tf.where(piece_overlong, tf.zeros_like(starts.flat_values),
+                          tf.cast(starts.flat_values, tf.int64))
+        ends = tf.where(piece_overlong,
+                        tf.gather(_byte_length(words),
+                                  rows),
+                        tf.cast(ends.flat_values, tf.int64))
+        return pieces, starts, ends
+
+
+def _byte_length(strings):
+    """UTF-8 byte length of each string, int64 (same shape)."""
+    return tf.cast(tf.strings.length(strings), tf.int64)
+
+
+def _read_settings(directory):
+    """Tokenizer settings stored beside a vocabulary, as constructor kwargs."""
+    settings = {}
+    hf_config = directory / _TOKENIZER_CONFIG
+    keras_hub_config = directory / "tokenizer.json"
+    if hf_config.is_file():
+        with open(hf_config, encoding="utf-8") as f:
+            config = json.load(f)
+        for key, arg in (("do_lower_case", "lowercase"),
+                         ("strip_accents", "strip_accents"),
+                         ("tokenize_chinese_chars", "tokenize_chinese_chars")):
+            if key in config:
+                settings[arg] = config[key]
+    elif keras_hub_config.is_file():
+        with open(keras_hub_config, encoding="utf-8") as f:
+            config = json.load(f)
+        # An HF tokenizer.json has no "config"; keras-hub's does.
+        if "lowercase" in (config.get("config") or {}):
+            settings["lowercase"] = config["config"]["lowercase"]
+    return settings

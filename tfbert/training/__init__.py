@@ -1,0 +1,8 @@
+"""Training plumbing shared by every task: optimizer, precision,
+distribution, resumable `fit`, flags."""
+
+from tfbert.training.distribution import get_strategy, split_cpu
+from tfbert.training.optimization import (
+    NO_DECAY_NAMES, WarmupLinearDecay, create_optimizer)
+from tfbert.training.precision import set_mixed_precision
+from tfbert.training.trainer import TrainingConfig, is_chief, train

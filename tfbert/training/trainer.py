@@ -1,0 +1,180 @@
+"""`train`: Keras `fit` with BERT's optimizer, resumable checkpoints and logs.
+
+Training is cut into chunks of `checkpoint_steps` batches; Keras sees each
+chunk as an "epoch". After every chunk the model, optimizer and dropout RNG
+state are written with a `tf.train.CheckpointManager` (atomic: the state file
+is replaced only after the data is complete). A run that is killed and
+started again with the same flags restores the last chunk and skips exactly
+the batches it had consumed, so it continues the same trajectory.
+"""
+
+import dataclasses
+import json
+import math
+import os
+
+import keras
+import tensorflow as tf
+
+from tfbert.training.optimization import create_optimizer
+
+
+@dataclasses.dataclass
+class TrainingConfig:
+    """How to train.
+
+    Attributes:
+      model_dir: checkpoints, TensorBoard logs and results go here.
+      num_train_epochs: passes over the training set (may be fractional).
+      learning_rate: peak learning rate.
+      warmup_proportion: fraction of steps with linear warmup.
+      weight_decay: AdamW decoupled weight decay.
+      gradient_accumulation_steps: batches per optimizer update.
+      layerwise_lr_decay: per-layer learning-rate factor, or None.
+      checkpoint_steps: batches between checkpoints; None = once per epoch.
+      jit_compile: XLA-compile the train step (the model only; tokenization
+        runs in tf.data, outside XLA).
+      steps_per_execution: batches per `tf.function` call.
+      seed: seed for weights, dropout and shuffling.
+      verbose: Keras progress-bar verbosity.
+    """
+
+    model_dir: str
+    num_train_epochs: float = 3.0
+    learning_rate: float = 5e-5
+    warmup_proportion: float = 0.1
+    weight_decay: float = 0.01
+    gradient_accumulation_steps: int = 1
+    layerwise_lr_decay: float | None = None
+    checkpoint_steps: int | None = None
+    jit_compile: bool = False
+    steps_per_execution: int = 1
+    seed: int = 42
+    verbose: str | int = "auto"
+
+
+def is_chief(strategy):
+    """Whether this process writes checkpoints and results (always, except on
+    non-chief workers of a multi-worker strategy)."""
+    resolver = getattr(strategy, "cluster_resolver", None)
+    if resolver is None or not resolver.task_type:
+        return True
+    if resolver.task_type == "chief":
+        return True
+    cluster = resolver.cluster_spec().as_dict()
+    return (resolver.task_type == "worker" and resolver.task_id == 0
+            and "chief" not in cluster)
+
+
+class _ChunkCheckpoint(keras.callbacks.Callback):
+    """Saves the training state after each chunk and, with `evaluate_fn`,
+    keeps the weights that score best on `best_metric`."""
+
+    def __init__(self, manager, progress, chunks_per_epoch, evaluate_fn,
+                 best_metric, model_dir, write):
+        super().__init__()
+        self.manager = manager
+        self.progress = progress
+        self.chunks_per_epoch = chunks_per_epoch
+        self.evaluate_fn = evaluate_fn
+        self.best_metric = best_metric
+        self.model_dir = model_dir
+        self.write = write
+
+    def on_epoch_end(self, epoch, logs=None):
+        self.progress.assign(epoch + 1)
+        if self.evaluate_fn is not None and (epoch + 1) % self.chunks_per_epoch == 0:
+            metrics = self.evaluate_fn()
+            print(f"eval after epoch {(epoch + 1) // self.chunks_per_epoch}: "
+                  + json.dumps(metrics, sort_keys=True))
+            best_path = os.path.join(self.model_dir, "best_metrics.json")
+            best = None
+            if os.path.exists(best_path):
+                with open(best_path) as f:
+                    best = json.load(f)[self.best_metric]
+            if self.write and (best is None or metrics[self.best_metric] > best):
+                self.model.save_weights(
+                    os.path.join(self.model_dir, "best.weights.h5"))
+                with open(best_path, "w") as f:
+                    json.dump(metrics, f, indent=2, sort_keys=True)
+        # Saved last, so a restored chunk always has its evaluation written.
+        self.manager.save(checkpoint_number=epoch + 1)
+
+
+def train(model, train_dataset, *, steps_per_epoch, config, loss,
+          metrics=None, loss_weights=None, evaluate_fn=None, best_metric=None,
+          strategy=None, callbacks=()):
+    """Compiles `model` with BERT's optimizer and fits it, resuming from the
+    last checkpoint in `config.model_dir` if there is one.
+
+    Args:
+      model: a Keras model built in `strategy.scope()`.
+      train_dataset: one epoch of (features, labels) batches, finite and
+        deterministic for a given seed (shuffle with `seed=`); it is repeated
+        here, and on resume the consumed batches are skipped.
+      steps_per_epoch: batches in one epoch.
+      config: a `TrainingConfig`.
+      loss, metrics, loss_weights: as for `Model.compile`.
+      evaluate_fn: optional callable returning a dict of whole-set metrics,
+        called after every epoch; with `best_metric` (higher is better) the
+        best weights are kept in `model_dir/best.weights.h5`.
+      strategy: the `tf.distribute.Strategy` the model was built in.
+      callbacks: extra Keras callbacks.
+
+    Returns:
+      The Keras `History` of the chunks run in this process.
+    """
+    strategy = strategy or tf.distribute.get_strategy()
+    write = is_chief(strategy)
+    chunk = config.checkpoint_steps or steps_per_epoch
+    total_batches = max(1, math.ceil(config.num_train_epochs * steps_per_epoch))
+    num_chunks = math.ceil(total_batches / chunk)
+    total_batches = num_chunks * chunk
+    chunks_per_epoch = (steps_per_epoch // chunk
+                        if steps_per_epoch % chunk == 0 else 0)
+
+    with strategy.scope():
+        optimizer = create_optimizer(
+            config.learning_rate, total_steps=total_batches,
+            warmup_steps=int(config.warmup_proportion * total_batches),
+            weight_decay=config.weight_decay,
+            gradient_accumulation_steps=config.gradient_accumulation_steps,
+            layerwise_decay=config.layerwise_lr_decay,
+            num_layers=(model.encoder.config.num_layers
+                        if config.layerwise_lr_decay else None))
+        model.compile(optimizer=optimizer, loss=loss, metrics=metrics,
+                      loss_weights=loss_weights,
+                      jit_compile=config.jit_compile,
+                      steps_per_execution=config.steps_per_execution)
+        optimizer.build(model.trainable_variables)
+        progress = tf.Variable(0, dtype=tf.int64, trainable=False)
+    checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer,
+                                     progress=progress)
+    checkpoint_dir = os.path.join(config.model_dir, "checkpoints")
+    if not write:
+        checkpoint_dir = os.path.join(
+            config.model_dir, "worker_tmp",
+            str(strategy.cluster_resolver.task_id))
+    manager = tf.train.CheckpointManager(checkpoint, checkpoint_dir,
+                                         max_to_keep=2)
+    initial_chunk = 0
+    if manager.latest_checkpoint:
+        checkpoint.restore(manager.latest_checkpoint).assert_existing_objects_matched()
+        initial_chunk = int(progress.numpy())
+        print(f"Resuming from {manager.latest_checkpoint}: "
+              f"{initial_chunk * chunk} of {total_batches} batches done")
+    if initial_chunk >= num_chunks:
+        print("Training already complete.")
+        return None
+
+    dataset = train_dataset.repeat().skip(initial_chunk * chunk)
+    all_callbacks = [
+        _ChunkCheckpoint(manager, progress,
+                         chunks_per_epoch or num_chunks, evaluate_fn,
+                         best_metric, config.model_dir, write),
+        keras.callbacks.TensorBoard(os.path.join(config.model_dir, "logs")),
+        *callbacks,
+    ]
+    return model.fit(dataset, epochs=num_chunks, initial_epoch=initial_chunk,
+                     steps_per_epoch=chunk, callbacks=all_callbacks,
+                     verbose=config.verbose)
