@@ -28,6 +28,16 @@ def get_strategy(name="one_device", num_gpus=None, tpu=None):
     if name not in STRATEGIES:
         raise ValueError(f"distribution_strategy must be one of {STRATEGIES}, "
                          f"got {name!r}")
+    if name == "multi_worker_mirrored":
+        # Before anything lists devices: that would start the runtime, and
+        # collective ops must be configured before it starts.
+        return tf.distribute.MultiWorkerMirroredStrategy()
+    if name == "tpu":
+        resolver = tf.distribute.cluster_resolver.TPUClusterResolver(
+            tpu="" if tpu in (None, "local") else tpu)
+        tf.config.experimental_connect_to_cluster(resolver)
+        tf.tpu.experimental.initialize_tpu_system(resolver)
+        return tf.distribute.TPUStrategy(resolver)
     gpus = tf.config.list_logical_devices("GPU")
     if num_gpus is not None:
         if num_gpus > len(gpus):
@@ -37,13 +47,5 @@ def get_strategy(name="one_device", num_gpus=None, tpu=None):
     if name == "one_device":
         device = gpus[0].name if gpus else "/cpu:0"
         return tf.distribute.OneDeviceStrategy(device)
-    if name == "mirrored":
-        devices = [d.name for d in gpus or tf.config.list_logical_devices("CPU")]
-        return tf.distribute.MirroredStrategy(devices)
-    if name == "multi_worker_mirrored":
-        return tf.distribute.MultiWorkerMirroredStrategy()
-    resolver = tf.distribute.cluster_resolver.TPUClusterResolver(
-        tpu="" if tpu in (None, "local") else tpu)
-    tf.config.experimental_connect_to_cluster(resolver)
-    tf.tpu.experimental.initialize_tpu_system(resolver)
-    return tf.distribute.TPUStrategy(resolver)
+    devices = [d.name for d in gpus or tf.config.list_logical_devices("CPU")]
+    return tf.distribute.MirroredStrategy(devices)

@@ -53,11 +53,15 @@ def define_training_flags(max_seq_length=128, train_batch_size=32,
 
 
 def setup(FLAGS):
-    """Applies seed and precision flags and returns the strategy."""
+    """Creates the strategy, then applies the seed and precision flags.
+
+    The strategy comes first: a multi-worker strategy must configure the
+    TensorFlow runtime before any op runs."""
+    strategy = get_strategy(FLAGS.distribution_strategy,
+                            num_gpus=FLAGS.num_gpus, tpu=FLAGS.tpu)
     keras.utils.set_random_seed(FLAGS.seed)
     set_mixed_precision(FLAGS.mixed_precision)
-    return get_strategy(FLAGS.distribution_strategy, num_gpus=FLAGS.num_gpus,
-                        tpu=FLAGS.tpu)
+    return strategy
 
 
 def training_config(FLAGS):

@@ -1,0 +1,74 @@
+"""Distribution strategies and mixed precision through `train`."""
+
+import json
+import os
+import subprocess
+import sys
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tfbert import BertConfig, BertEncoder
+from tfbert.models import BertClassifier
+from tfbert.training import TrainingConfig, set_mixed_precision, train
+
+REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "train_tiny.py")
+ENV = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=REPO)
+
+
+def _train(tmp_path, name, *args, env=None):
+    output = tmp_path / f"{name}.json"
+    return subprocess.Popen(
+        [sys.executable, SCRIPT, f"--model_dir={tmp_path / name}",
+         f"--output={output}", *args],
+        env=env or ENV, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True), output
+
+
+def _finish(process, output):
+    stdout, stderr = process.communicate(timeout=600)
+    assert process.returncode == 0, stderr[-4000:]
+    return json.loads(output.read_text()) if output.exists() else None
+
+
+def test_mirrored_on_two_cpus_matches_one_device(tmp_path):
+    one = _finish(*_train(tmp_path, "one", "--strategy=one_device"))
+    mirrored = _finish(*_train(tmp_path, "mirrored", "--strategy=mirrored",
+                               "--num_cpus=2"))
+    assert one["replicas"] == 1 and mirrored["replicas"] == 2
+    assert len(one["loss"]) == len(mirrored["loss"]) == 8
+    np.testing.assert_allclose(mirrored["loss"], one["loss"], rtol=1e-4)
+    assert one["loss"][-1] < one["loss"][0]
+
+
+@pytest.fixture
+def policy():
+    yield set_mixed_precision
+    keras.mixed_precision.set_global_policy("float32")
+
+
+@pytest.mark.parametrize("name", ["float16", "bfloat16"])
+def test_mixed_precision_training_is_finite(tmp_path, policy, name):
+    policy(name)
+    keras.utils.set_random_seed(1)
+    model = BertClassifier(BertEncoder(BertConfig(
+        vocab_size=64, hidden_size=16, num_layers=2, num_heads=2,
+        intermediate_size=32)), 2)
+    ids = np.random.default_rng(0).integers(1, 64, (32, 10)).astype("int32")
+    features = {"input_word_ids": ids, "input_mask": np.ones_like(ids),
+                "input_type_ids": np.zeros_like(ids)}
+    dataset = tf.data.Dataset.from_tensor_slices(
+        (features, (ids[:, 0] > 32).astype("int32"))).batch(8)
+    history = train(model, dataset, steps_per_epoch=4,
+                    config=TrainingConfig(model_dir=str(tmp_path),
+                                          num_train_epochs=1, verbose=0),
+                    loss=keras.losses.SparseCategoricalCrossentropy(
+                        from_logits=True))
+    assert np.isfinite(history.history["loss"]).all()
+    assert model(features).dtype == "float32"
+    if name == "float16":
+        assert isinstance(model.optimizer, keras.optimizers.LossScaleOptimizer)
+    assert model.encoder.transformer_blocks[0].attention.query.compute_dtype == name
