@@ -20,7 +20,6 @@ setup(
         "tensorflow-text>=2.21.1,<2.22",
         "keras>=3.15",
         "keras-hub>=0.32",
-        "tensorflow-hub>=0.16",
         "tensorboard>=2.20",
         "absl-py>=2.0",
         "safetensors>=0.4",

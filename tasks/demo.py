@@ -34,7 +34,7 @@ def main():
          f"--model_dir={MODEL_DIR}", f"--export_dir={EXPORT_DIR}",
          "--do_train", "--do_eval", "--max_seq_length=64",
          "--train_batch_size=16", "--eval_batch_size=64",
-         "--learning_rate=5e-5", "--num_train_epochs=2",
+         "--learning_rate=1e-4", "--num_train_epochs=3",
          "--label_names=negative,positive", "--seed=42"])
     # A fresh process that imports only TensorFlow and tensorflow-text, as
     # TF Serving would load the model.

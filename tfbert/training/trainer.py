@@ -176,5 +176,5 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
         *callbacks,
     ]
     return model.fit(dataset, epochs=num_chunks, initial_epoch=initial_chunk,
-                     steps_per_epoch=chunk, callbacks=all_callbacks,
+                     steps_per_epoch=chunk, callbacks=all_callbacks, shuffle=False,
                      verbose=config.verbose)
