@@ -1,6 +1,7 @@
 """`BertPreprocessor`: raw text (one or two segments) to BERT model inputs."""
 
 import keras
+import numpy as np
 import tensorflow as tf
 
 from tfbert.text.bert_tokenizer import BertTokenizer
@@ -39,9 +40,11 @@ class BertPreprocessor(keras.layers.Layer):
     Example:
       >>> pre = BertPreprocessor.from_pretrained("minilm-l6-h384-uncased",
       ...                                        seq_length=8)
-      >>> pre((tf.constant(["How old are you?"]), tf.constant(["Six."])))
-      {'input_word_ids': <[[101, 2129, 2214, 2024, 2017, 102, 2416, 102]]>,
-       'input_mask': ..., 'input_type_ids': ...}
+      >>> out = pre((tf.constant(["How old are you?"]), tf.constant(["Six."])))
+      >>> out["input_word_ids"].numpy()  # "you ?" cut: A keeps 8 - 3 - 2
+      array([[ 101, 2129, 2214, 2024,  102, 2416, 1012,  102]], dtype=int32)
+      >>> out["input_type_ids"].numpy()
+      array([[0, 0, 0, 0, 0, 1, 1, 1]], dtype=int32)
     """
 
     def __init__(self, tokenizer, seq_length=128, truncation="longest_first",
@@ -63,16 +66,20 @@ class BertPreprocessor(keras.layers.Layer):
         self.built = True
 
     def __call__(self, inputs, *args, **kwargs):
-        # Keras only accepts tensors positionally; a python list of str is one
-        # segment (a batch of texts), not a list of segments.
+        # Keras only accepts tensors positionally. A python list of str is
+        # one segment (a batch of texts), not a list of segments.
+        def as_tensor(x):
+            if isinstance(x, (str, bytes, list, np.ndarray)):
+                return tf.convert_to_tensor(x, tf.string)
+            return x
+
         if isinstance(inputs, (list, tuple)) and inputs and all(
                 isinstance(x, (str, bytes)) for x in inputs):
-            inputs = tf.constant(inputs)
+            inputs = as_tensor(list(inputs))
         elif isinstance(inputs, (list, tuple)):
-            inputs = tuple(tf.convert_to_tensor(x, tf.string)
-                           if not tf.is_tensor(x) else x for x in inputs)
-        elif not tf.is_tensor(inputs):
-            inputs = tf.convert_to_tensor(inputs, tf.string)
+            inputs = tuple(as_tensor(x) for x in inputs)
+        else:
+            inputs = as_tensor(inputs)
         return super().__call__(inputs, *args, **kwargs)
 
     @tf.autograph.experimental.do_not_convert

@@ -14,7 +14,9 @@ case folding, control characters, byte-counted word limit) differs from BERT's.
 How a text becomes words (all on the ORIGINAL string, so offsets stay exact):
   1. Split on whitespace (`\\t \\n \\r`, `\\p{Zs}`, U+2028, U+2029), dropped.
   2. Isolate punctuation (ASCII 33-47, 58-64, 91-96, 123-126 and `\\p{P}`) and
-     CJK ideographs (the ranges BERT pads with spaces) as one-character words.
+     CJK ideographs (the ranges HF pads with spaces; unlike the original
+     BERT, not U+2B820-U+2B91F) as one-character words. With accent
+     stripping, also the four characters whose NFD is punctuation (below).
   3. Control and format characters (`\\p{Cc}` other than tab/newline/CR,
      `\\p{Cf}`, `\\p{Co}`, U+FFFD) are not split points: BERT deletes them,
      which joins their neighbours ("foo\\u200bbar" is one word "foobar").
@@ -30,10 +32,13 @@ Known differences from HF `tokenizers` (deliberate or unavoidable):
     tokenized as ordinary text ("[", "cl", "##s", "]"), as the original BERT
     does. HF maps it to the special token, which lets user text forge segment
     boundaries; we do not allow that.
-  * Unassigned code points (`\\p{Cn}`): HF deletes them (by its own Unicode
-    tables); RE2 has no `\\p{Cn}`, so we keep them (they usually end up as
-    [UNK]). Characters assigned in a newer Unicode version than one of the two
-    libraries knows may be classified differently for the same reason.
+  * Unicode versions. We classify characters with TF's tables (RE2, ICU), HF
+    with older ones. Tokenizing every code point (in "ab{c}cd {c}x {c}")
+    with both gives identical ids and offsets except for 149 code points (568
+    with accent stripping), all characters whose category changed or that
+    were assigned after HF's tables: e.g. punctuation U+2E43-U+2E5D (we
+    isolate it), nonspacing marks such as U+0898-U+089F and format
+    characters such as U+0890 (we delete them), U+166D (So now, Po before).
   * Invalid UTF-8 input is not supported (HF cannot receive it at all).
 
 Offsets (`tokenize_with_offsets`) are byte offsets into the original strings.
@@ -172,14 +177,15 @@ class BertTokenizer(tf.Module):
         try:
             return self._ids[token]
         except KeyError:
-            raise KeyError(f"token {token!r} is not in the vocabulary") from None
+            raise KeyError(
+                f"token {token!r} is not in the vocabulary") from None
 
     def id_to_token(self, token_id):
         """The token (str) with id `token_id` (int)."""
         token_id = int(token_id)
         if not 0 <= token_id < len(self._tokens):
-            raise IndexError(
-                f"id {token_id} is outside the vocabulary [0, {len(self._tokens)})")
+            raise IndexError(f"id {token_id} is outside the vocabulary "
+                             f"[0, {len(self._tokens)})")
         return self._tokens[token_id]
 
     # -- tokenization -----------------------------------------------------
@@ -236,15 +242,15 @@ class BertTokenizer(tf.Module):
         word_bytes = tf.math.unsorted_segment_sum(
             char_bytes, chars.value_rowids(), tf.size(original, tf.int64))
         word_base = tf.cumsum(word_bytes, exclusive=True)
-        exact = tf.equal(word_bytes,
-                         _byte_length(normalized))
+        exact = tf.equal(word_bytes, _byte_length(normalized))
 
         base = tf.gather(word_base, word_of_piece)
         first_char = tf.searchsorted(cum_bytes, base + piece_starts,
                                      side="right", out_type=tf.int64)
         last_char = tf.searchsorted(cum_bytes, base + piece_ends,
                                     side="left", out_type=tf.int64)
-        # Only reached for inexact words (whose spans are replaced below).
+        # Searches can only run past the end for inexact words, whose spans
+        # are replaced below; clamp so that the gathers stay valid.
         max_char = tf.maximum(tf.size(cum_bytes, tf.int64) - 1, 0)
         first_char = tf.minimum(first_char, max_char)
         last_char = tf.minimum(last_char, max_char)
@@ -384,7 +390,8 @@ class BertTokenizer(tf.Module):
             directory = Path(name_or_path)
             if not directory.is_dir():
                 raise FileNotFoundError(
-                    f"{name_or_path!r} is neither a preset name nor a directory")
+                    f"{name_or_path!r} is neither a preset name nor a "
+                    "directory")
         vocab_path = None
         for candidate in ("vocab.txt", "assets/tokenizer/vocabulary.txt"):
             if (directory / candidate).is_file():

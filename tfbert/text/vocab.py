@@ -54,8 +54,8 @@ def load_vocabulary(path):
             )
         if token in first_line_of:
             raise ValueError(
-                f"{path}:{line_number}: duplicate token {token!r} (first on line "
-                f"{first_line_of[token]})"
+                f"{path}:{line_number}: duplicate token {token!r} (first on "
+                f"line {first_line_of[token]})"
             )
         first_line_of[token] = line_number
         tokens.append(token)
