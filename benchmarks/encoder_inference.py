@@ -1,0 +1,197 @@
+"""Encoder inference throughput: tfbert (TF graph, with and without XLA)
+vs HF transformers BertModel (PyTorch), with the same weights.
+
+    nice -n 5 python -m benchmarks.encoder_inference
+
+Models: all-MiniLM-L6-v2 (real weights) and the BERT-base shape (random
+weights written with `write_checkpoint`, loaded by both frameworks). Inputs
+are random ids, no padding. Each framework runs in its own subprocess so
+its peak resident memory (VmHWM) is its own; the parent prints seq/s and the
+ratio tfbert / HF for every setting.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import time
+
+from absl import app, flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_list("models", ["minilm", "base"], "minilm and/or base.")
+flags.DEFINE_list("batch_sizes", ["32", "1"], "Batch sizes to time.")
+flags.DEFINE_integer("seq_length", 128, "Tokens per sequence.")
+flags.DEFINE_float("min_seconds", 8.0,
+                   "Time each setting for at least this long (after warm-up).")
+flags.DEFINE_integer("min_iterations", 3, "...and at least this many calls.")
+flags.DEFINE_string("worker", None, "Internal: run one framework's timings.")
+flags.DEFINE_string("checkpoint", None, "Internal: checkpoint directory.")
+
+
+def _peak_rss_mb():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _time(fn, min_seconds, min_iterations):
+    for _ in range(2):  # warm-up: tracing, XLA compilation, oneDNN kernels
+        fn()
+    calls, start = 0, time.perf_counter()
+    while calls < min_iterations or time.perf_counter() - start < min_seconds:
+        fn()
+        calls += 1
+    return (time.perf_counter() - start) / calls
+
+
+def _inputs(batch, seq_length, vocab_size):
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    ids = rng.integers(1000, vocab_size, size=(batch, seq_length))
+    ids[:, 0], ids[:, -1] = 101, 102
+    types = np.zeros_like(ids)
+    types[:, seq_length // 2:] = 1
+    return ids.astype("int32"), np.ones_like(ids, "int32"), types.astype("int32")
+
+
+def _tf_worker(checkpoint, batch_sizes, seq_length):
+    import tensorflow as tf
+
+    from tfbert.models import BertEncoder
+
+    encoder = BertEncoder.from_pretrained(checkpoint)
+    results = {}
+    for jit in (False, True):
+        forward = tf.function(
+            lambda x: encoder(x, training=False)["sequence_output"],
+            jit_compile=jit)
+        for batch in batch_sizes:
+            ids, mask, types = _inputs(batch, seq_length,
+                                       encoder.config.vocab_size)
+            x = {"input_word_ids": tf.constant(ids),
+                 "input_mask": tf.constant(mask),
+                 "input_type_ids": tf.constant(types)}
+            seconds = _time(lambda: forward(x).numpy(), FLAGS.min_seconds,
+                            FLAGS.min_iterations)
+            results[f"tfbert{'_xla' if jit else ''}/{batch}"] = batch / seconds
+    return results
+
+
+def _torch_worker(checkpoint, batch_sizes, seq_length):
+    import torch
+    import transformers
+
+    model = transformers.BertModel.from_pretrained(checkpoint).eval()
+    results = {}
+    for batch in batch_sizes:
+        ids, mask, types = (torch.tensor(a, dtype=torch.long) for a in
+                            _inputs(batch, seq_length, model.config.vocab_size))
+
+        def forward():
+            with torch.inference_mode():
+                return model(input_ids=ids, attention_mask=mask,
+                             token_type_ids=types).last_hidden_state.numpy()
+
+        results[f"hf_torch/{batch}"] = batch / _time(
+            forward, FLAGS.min_seconds, FLAGS.min_iterations)
+    return results
+
+
+def _worker(framework):
+    batch_sizes = [int(b) for b in FLAGS.batch_sizes]
+    run = _tf_worker if framework == "tf" else _torch_worker
+    results = run(FLAGS.checkpoint, batch_sizes, FLAGS.seq_length)
+    print(json.dumps({"seq_per_s": results, "peak_rss_mb": _peak_rss_mb()}))
+
+
+def _checkpoint(model, workdir):
+    """A checkpoint directory both frameworks read."""
+    if model == "minilm":
+        from tfbert.presets import get_preset
+
+        return str(get_preset("minilm-l6-h384-uncased").directory())
+    import numpy as np
+
+    from tfbert.checkpoints import write_checkpoint
+    from tfbert.presets import get_preset
+
+    config = get_preset("bert-base-uncased").config
+    # Random weights in the shapes of BERT-base; no encoder is built here so
+    # this parent process stays small.
+    rng = np.random.default_rng(0)
+    shapes = {
+        "bert/embeddings/word_embeddings": (config.vocab_size, 768),
+        "bert/embeddings/position_embeddings": (512, 768),
+        "bert/embeddings/token_type_embeddings": (2, 768),
+        "bert/embeddings/LayerNorm/gamma": (768,),
+        "bert/embeddings/LayerNorm/beta": (768,),
+        "bert/pooler/dense/kernel": (768, 768),
+        "bert/pooler/dense/bias": (768,),
+    }
+    for i in range(config.num_layers):
+        p = f"bert/encoder/layer_{i}/"
+        for name, shape in (("attention/self/query", (768, 768)),
+                            ("attention/self/key", (768, 768)),
+                            ("attention/self/value", (768, 768)),
+                            ("attention/output/dense", (768, 768)),
+                            ("intermediate/dense", (768, 3072)),
+                            ("output/dense", (3072, 768))):
+            shapes[p + name + "/kernel"] = shape
+            shapes[p + name + "/bias"] = (shape[1],)
+        for name in ("attention/output/LayerNorm", "output/LayerNorm"):
+            shapes[p + name + "/gamma"] = (768,)
+            shapes[p + name + "/beta"] = (768,)
+    weights = {name: rng.normal(0, 0.02, shape).astype("float32")
+               for name, shape in shapes.items()}
+    for name in weights:
+        if name.endswith("/gamma"):
+            weights[name] += 1.0
+    directory = os.path.join(workdir, "bert_base")
+    write_checkpoint(directory, config, weights, format="hf")
+    return directory
+
+
+def _spawn(framework, checkpoint):
+    args = [sys.executable, "-m", "benchmarks.encoder_inference",
+            f"--worker={framework}", f"--checkpoint={checkpoint}",
+            f"--batch_sizes={','.join(FLAGS.batch_sizes)}",
+            f"--seq_length={FLAGS.seq_length}",
+            f"--min_seconds={FLAGS.min_seconds}",
+            f"--min_iterations={FLAGS.min_iterations}"]
+    result = subprocess.run(args, capture_output=True, text=True, check=False)
+    if result.returncode:
+        raise RuntimeError(f"{framework} worker failed:\n{result.stderr[-3000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def main(argv):
+    del argv
+    if FLAGS.worker:
+        _worker(FLAGS.worker)
+        return
+    print(f"cpus={os.cpu_count()} load={os.getloadavg()} "
+          f"seq_length={FLAGS.seq_length}")
+    with tempfile.TemporaryDirectory() as workdir:
+        for model in FLAGS.models:
+            checkpoint = _checkpoint(model, workdir)
+            torch_run = _spawn("torch", checkpoint)
+            tf_run = _spawn("tf", checkpoint)
+            print(f"\n== {model} ==  peak RSS: tfbert "
+                  f"{tf_run['peak_rss_mb']:.0f} MB, HF torch "
+                  f"{torch_run['peak_rss_mb']:.0f} MB")
+            for batch in FLAGS.batch_sizes:
+                hf = torch_run["seq_per_s"][f"hf_torch/{batch}"]
+                line = f"batch {batch:>3}: HF torch {hf:8.2f} seq/s"
+                for name in ("tfbert", "tfbert_xla"):
+                    ours = tf_run["seq_per_s"][f"{name}/{batch}"]
+                    line += f" | {name} {ours:8.2f} seq/s ({ours / hf:.2f}x)"
+                print(line, flush=True)
+
+
+if __name__ == "__main__":
+    app.run(main)

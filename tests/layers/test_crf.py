@@ -1,0 +1,102 @@
+"""CRF against brute force over every tag sequence (tiny random cases)."""
+
+import itertools
+
+import numpy as np
+import pytest
+
+from tfbert.layers.crf import CRF, FORBIDDEN, compact, iob2_constraints
+
+LABELS = ["O", "B-PER", "I-PER", "B-LOC", "I-LOC"]
+
+
+def _crf(seed, constrained):
+    rng = np.random.default_rng(seed)
+    allowed, allowed_start = (iob2_constraints(LABELS) if constrained
+                              else (None, None))
+    crf = CRF(len(LABELS), allowed, allowed_start)
+    crf.build((None, None, len(LABELS)))
+    crf.transitions.assign(rng.normal(size=(5, 5)).astype(np.float32))
+    crf.start_scores.assign(rng.normal(size=5).astype(np.float32))
+    crf.end_scores.assign(rng.normal(size=5).astype(np.float32))
+    return crf, allowed, allowed_start
+
+
+def _score(crf, emissions, tags, allowed, allowed_start, use_start):
+    """Independent path score; None if the path is forbidden."""
+    trans = crf.transitions.numpy()
+    if allowed is not None:
+        if any(not allowed[a, b] for a, b in zip(tags, tags[1:])):
+            return None
+        if use_start and not allowed_start[tags[0]]:
+            return None
+    total = crf.start_scores.numpy()[tags[0]] + crf.end_scores.numpy()[tags[-1]]
+    total += sum(emissions[t, tag] for t, tag in enumerate(tags))
+    total += sum(trans[a, b] for a, b in zip(tags, tags[1:]))
+    return total
+
+
+@pytest.mark.parametrize("constrained", [False, True])
+@pytest.mark.parametrize("seed", range(4))
+def test_loss_and_viterbi_equal_brute_force(seed, constrained):
+    rng = np.random.default_rng(100 + seed)
+    crf, allowed, allowed_start = _crf(seed, constrained)
+    batch, n = 3, 4
+    emissions = rng.normal(scale=2.0, size=(batch, n, 5)).astype(np.float32)
+    lengths = np.array([4, 2, 1])
+    gold = rng.integers(0, 5, size=(batch, n))
+    if constrained:
+        gold[:] = [[1, 2, 0, 3], [3, 4, 0, 0], [2, 0, 0, 0]]  # valid inside
+    log_likelihood = crf.log_likelihood(emissions, gold, lengths).numpy()
+    decoded = crf.decode(emissions, lengths).numpy()
+    for b in range(batch):
+        length = lengths[b]
+        paths = list(itertools.product(range(5), repeat=length))
+        loss_scores = [_score(crf, emissions[b], p, allowed, allowed_start,
+                              use_start=False) for p in paths]
+        loss_scores = np.array([s for s in loss_scores if s is not None])
+        log_z = np.logaddexp.reduce(loss_scores)
+        expected = _score(crf, emissions[b], tuple(gold[b, :length]),
+                          allowed, allowed_start, use_start=False) - log_z
+        np.testing.assert_allclose(log_likelihood[b], expected, rtol=1e-5,
+                                   atol=1e-4)
+        decode_scores = [_score(crf, emissions[b], p, allowed, allowed_start,
+                                use_start=True) for p in paths]
+        best = max((s, p) for s, p in zip(decode_scores, paths)
+                   if s is not None)[1]
+        assert tuple(decoded[b, :length]) == best
+        assert (decoded[b, length:] == 0).all()
+
+
+def test_constrained_decoding_never_emits_invalid_moves():
+    allowed, allowed_start = iob2_constraints(LABELS)
+    crf, _, _ = _crf(7, True)
+    rng = np.random.default_rng(7)
+    # Emissions that strongly prefer I- tags everywhere.
+    emissions = rng.normal(size=(64, 9, 5)).astype(np.float32)
+    emissions[..., [2, 4]] += 5.0
+    lengths = rng.integers(1, 10, size=64)
+    decoded = crf.decode(emissions, lengths).numpy()
+    for row, length in zip(decoded, lengths):
+        tags = row[:length]
+        assert allowed_start[tags[0]]
+        assert all(allowed[a, b] for a, b in zip(tags, tags[1:]))
+
+
+def test_iob2_constraints():
+    allowed, allowed_start = iob2_constraints(LABELS)
+    names = {(LABELS[a], LABELS[b]) for a, b in zip(*np.nonzero(~allowed))}
+    assert names == {("O", "I-PER"), ("O", "I-LOC"), ("B-LOC", "I-PER"),
+                     ("I-LOC", "I-PER"), ("B-PER", "I-LOC"),
+                     ("I-PER", "I-LOC")}
+    assert list(allowed_start) == [True, True, False, True, False]
+    assert FORBIDDEN < -1e3
+
+
+def test_compact():
+    values = np.arange(10).reshape(2, 5)
+    keep = np.array([[0, 1, 0, 1, 1], [1, 0, 0, 0, 0]], bool)
+    compacted, lengths = compact(values, keep)
+    assert list(lengths.numpy()) == [3, 1]
+    assert list(compacted.numpy()[0, :3]) == [1, 3, 4]
+    assert compacted.numpy()[1, 0] == 5
