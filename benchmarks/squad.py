@@ -1,0 +1,229 @@
+"""SQuAD v1.1 fine-tuning: tfbert vs a PyTorch/HF reference, same data.
+
+    nice -n 5 python -m benchmarks.squad --out=runs/squad_bench \
+      --max_train_examples=800 --max_seq_length=256
+
+Splits ../shared/data/squad_v1.1/dev-v1.1.partA.json by article (first 18
+train, last 6 eval), then
+  1. times feature conversion: tfbert (`convert_examples_to_features`) and
+     HF's fast tokenizer with overflowing windows (what run_qa.py does);
+  2. fine-tunes with `python -m tasks.squad` (subprocess, wall time);
+  3. fine-tunes HF `BertForQuestionAnswering` from the same checkpoint with a
+     short torch loop over the SAME features (tfbert's conversion), the same
+     hyperparameters (AdamW, linear warmup/decay, no decay on bias/LayerNorm)
+     and the same post-processing and metric code;
+and prints EM/F1, wall times and throughputs for both.
+"""
+
+import argparse
+import json
+import math
+import os
+import re
+import subprocess
+import sys
+import time
+
+import numpy as np
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DATA = os.path.join(REPO_ROOT, "..", "shared", "data", "squad_v1.1",
+                    "dev-v1.1.partA.json")
+
+
+def split_by_article(out_dir, num_train=18):
+    with open(DATA, encoding="utf-8") as f:
+        data = json.load(f)
+    paths = {}
+    for name, articles in (("train", data["data"][:num_train]),
+                           ("eval", data["data"][num_train:])):
+        paths[name] = os.path.join(out_dir, f"{name}.json")
+        with open(paths[name], "w", encoding="utf-8") as f:
+            json.dump({"version": "1.1", "data": articles}, f)
+    return paths
+
+
+def conversion_throughput(args, examples, tokenizer, hf_tokenizer):
+    from tfbert.data import squad
+
+    start = time.perf_counter()
+    features = squad.convert_examples_to_features(
+        examples, tokenizer, max_seq_length=args.max_seq_length,
+        doc_stride=args.doc_stride, max_query_length=64, is_training=True)
+    ours = len(features) / (time.perf_counter() - start)
+    start = time.perf_counter()
+    encoded = hf_tokenizer(
+        [e.question for e in examples], [e.context for e in examples],
+        truncation="only_second", max_length=args.max_seq_length,
+        stride=args.doc_stride, return_overflowing_tokens=True,
+        return_offsets_mapping=True, padding="max_length")
+    hf = len(encoded["input_ids"]) / (time.perf_counter() - start)
+    return features, ours, hf
+
+
+def run_tfbert(args, paths):
+    model_dir = os.path.join(args.out, "tfbert")
+    command = [
+        sys.executable, "-m", "tasks.squad", "--version=1.1",
+        f"--train_file={paths['train']}", f"--predict_file={paths['eval']}",
+        f"--init_checkpoint={args.checkpoint}", f"--model_dir={model_dir}",
+        "--do_train", "--do_predict", f"--max_seq_length={args.max_seq_length}",
+        f"--doc_stride={args.doc_stride}", "--max_query_length=64",
+        f"--train_batch_size={args.batch_size}", "--eval_batch_size=64",
+        f"--learning_rate={args.learning_rate}",
+        f"--num_train_epochs={args.epochs}",
+        f"--max_train_examples={args.max_train_examples}",
+        f"--seed={args.seed}", "--mixed_precision=none"]
+    print(" ".join(command[1:]), flush=True)
+    start = time.perf_counter()
+    run = subprocess.run(command, cwd=REPO_ROOT, check=True, text=True,
+                         stdout=subprocess.PIPE,
+                         env=dict(os.environ, PYTHONPATH=REPO_ROOT))
+    wall = time.perf_counter() - start
+    print(run.stdout[-3000:])
+    # Keras' epoch line: "N/N - 123s 456ms/step - loss: ..."
+    step = re.findall(r"(\d+)(m?)s/step", run.stdout)[-1]
+    step_s = int(step[0]) / (1000 if step[1] else 1)
+    with open(os.path.join(model_dir, "eval_results.json")) as f:
+        return json.load(f), wall, args.batch_size / step_s
+
+
+def run_torch(args, train_features, eval_examples, eval_features):
+    import torch
+    from transformers import BertForQuestionAnswering
+
+    from tfbert.data.squad_postprocess import postprocess_predictions
+    from tfbert.metrics.squad import squad_v1_metrics
+    from tfbert.presets import get_preset
+
+    torch.manual_seed(args.seed)
+    path = get_preset(args.checkpoint).directory()
+    model = BertForQuestionAnswering.from_pretrained(str(path))
+    no_decay = [p for n, p in model.named_parameters()
+                if "bias" in n or "LayerNorm" in n]
+    decay = [p for n, p in model.named_parameters()
+             if not ("bias" in n or "LayerNorm" in n)]
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": 0.01},
+         {"params": no_decay, "weight_decay": 0.0}], lr=args.learning_rate)
+    n = len(train_features)
+    steps = math.ceil(args.epochs * math.ceil(n / args.batch_size))
+    warmup = int(0.1 * steps)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: s / max(1, warmup) if s < warmup
+        else max(0.0, (steps - s) / max(1, steps - warmup)))
+
+    def batch(features, idx):
+        length = int(features.input_mask[idx].sum(1).max())
+        return {"input_ids": torch.from_numpy(features.input_word_ids[idx, :length]).long(),
+                "attention_mask": torch.from_numpy(features.input_mask[idx, :length]).long(),
+                "token_type_ids": torch.from_numpy(features.input_type_ids[idx, :length]).long()}
+
+    rng = np.random.default_rng(args.seed)
+    start = time.perf_counter()
+    model.train()
+    done = 0
+    while done < steps:
+        order = rng.permutation(n)
+        for i in range(0, n, args.batch_size):
+            if done == steps:
+                break
+            idx = order[i:i + args.batch_size]
+            loss = model(**batch(train_features, idx),
+                         start_positions=torch.from_numpy(train_features.start_positions[idx]).long(),
+                         end_positions=torch.from_numpy(train_features.end_positions[idx]).long()).loss
+            loss.backward()
+            optimizer.step()
+            scheduler.step()
+            optimizer.zero_grad()
+            done += 1
+    train_time = time.perf_counter() - start
+
+    model.eval()
+    width = eval_features.input_word_ids.shape[1]
+    starts, ends = [], []
+    with torch.no_grad():
+        for i in range(0, len(eval_features), 64):
+            idx = np.arange(i, min(i + 64, len(eval_features)))
+            inputs = batch(eval_features, idx)
+            out = model(**inputs)
+            mask = inputs["attention_mask"].numpy() == 0
+            pad = [[0, 0], [0, width - mask.shape[1]]]
+            for logits, acc in ((out.start_logits, starts), (out.end_logits, ends)):
+                logits = np.where(mask, -1e9, logits.numpy())
+                acc.append(np.pad(logits, pad, constant_values=-1e9))
+    result = postprocess_predictions(eval_examples, eval_features,
+                                     np.concatenate(starts), np.concatenate(ends))
+    wall = time.perf_counter() - start
+    return squad_v1_metrics(eval_examples, result.predictions), train_time, wall, steps
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--out", default="runs/squad_bench")
+    parser.add_argument("--checkpoint", default="minilm-l6-h384-uncased")
+    parser.add_argument("--max_seq_length", type=int, default=256)
+    parser.add_argument("--doc_stride", type=int, default=128)
+    parser.add_argument("--batch_size", type=int, default=16)
+    parser.add_argument("--learning_rate", type=float, default=1e-4)
+    parser.add_argument("--epochs", type=float, default=1.0)
+    parser.add_argument("--max_train_examples", type=int, default=800)
+    parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--skip", choices=["tfbert", "torch"], default=None)
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+
+    from transformers import BertTokenizerFast
+
+    from tfbert.data import squad
+    from tfbert.presets import get_preset
+    from tfbert.text.bert_tokenizer import BertTokenizer
+
+    paths = split_by_article(args.out)
+    tokenizer = BertTokenizer.from_pretrained(args.checkpoint)
+    hf_tokenizer = BertTokenizerFast.from_pretrained(
+        str(get_preset(args.checkpoint).directory()))
+    train_examples = squad.read_squad_examples(paths["train"])
+    eval_examples = squad.read_squad_examples(paths["eval"])
+    all_features, ours, hf = conversion_throughput(args, train_examples,
+                                                   tokenizer, hf_tokenizer)
+    print(f"conversion ({len(train_examples)} train questions -> "
+          f"{len(all_features)} features): tfbert {ours:.0f} features/s, "
+          f"HF fast tokenizer {hf:.0f} features/s", flush=True)
+    subset = train_examples[:args.max_train_examples]
+    train_features = squad.convert_examples_to_features(
+        subset, tokenizer, max_seq_length=args.max_seq_length,
+        doc_stride=args.doc_stride, is_training=True)
+    eval_features = squad.convert_examples_to_features(
+        eval_examples, tokenizer, max_seq_length=args.max_seq_length,
+        doc_stride=args.doc_stride)
+    print(f"train: {len(subset)} questions -> {len(train_features)} features;"
+          f" eval: {len(eval_examples)} questions -> {len(eval_features)} "
+          "features", flush=True)
+    report = {"settings": vars(args), "conversion_features_per_s":
+              {"tfbert": ours, "hf_fast_tokenizer": hf},
+              "train_features": len(train_features),
+              "eval_questions": len(eval_examples)}
+    if args.skip != "tfbert":
+        metrics, wall, speed = run_tfbert(args, paths)
+        report["tfbert"] = {"metrics": metrics, "wall_s": wall,
+                            "train_features_per_s": speed}
+        print(f"tfbert: EM {metrics['exact_match']:.2f} F1 {metrics['f1']:.2f}"
+              f" wall {wall:.0f}s ({speed:.1f} train features/s)", flush=True)
+    if args.skip != "torch":
+        metrics, train_time, wall, steps = run_torch(
+            args, train_features, eval_examples, eval_features)
+        report["torch_reference"] = {
+            "metrics": metrics, "wall_s": wall, "train_s": train_time,
+            "train_features_per_s": steps * args.batch_size / train_time}
+        print(f"torch: EM {metrics['exact_match']:.2f} F1 {metrics['f1']:.2f} "
+              f"wall {wall:.0f}s (train {train_time:.0f}s, "
+              f"{steps * args.batch_size / train_time:.1f} features/s)",
+              flush=True)
+    with open(os.path.join(args.out, "report.json"), "w") as f:
+        json.dump(report, f, indent=2)
+    print(json.dumps(report, indent=2))
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,354 @@
+"""SQuAD v1.1 / v2.0: reading the JSON and converting it to model features.
+
+A context longer than one input is split into windows ("doc stride"): each
+feature is `[CLS] question [SEP] window-of-context [SEP]`, and consecutive
+windows overlap. A context token can therefore appear in several features;
+its *max-context* feature is the one where it has the most context on both
+sides (`min(left, right) + 0.01 * window_length`, first window on ties, as in
+the original BERT), and only spans starting there are predicted.
+
+Character alignment comes from `BertTokenizer.tokenize_with_offsets`, whose
+byte offsets into the UTF-8 context are converted to Python (code point)
+offsets; answer text is always cut from the original context string, so
+accents, extra whitespace and CJK survive exactly.
+"""
+
+import dataclasses
+import json
+
+import numpy as np
+import tensorflow as tf
+
+
+@dataclasses.dataclass
+class SquadExample:
+    """One question about one context.
+
+    Attributes:
+      qas_id: the question id.
+      question: question text.
+      context: the paragraph.
+      answers: gold answers as `(text, start_char)` pairs, in file order
+        (empty for unanswerable or unlabeled questions).
+      is_impossible: SQuAD v2.0 unanswerable question.
+    """
+
+    qas_id: str
+    question: str
+    context: str
+    answers: list
+    is_impossible: bool = False
+
+
+@dataclasses.dataclass
+class SquadFeatures:
+    """Windows of all examples, stacked; N features, T = max_seq_length.
+
+    Attributes:
+      input_word_ids, input_mask, input_type_ids: int32 [N, T].
+      start_positions, end_positions: int32 [N], the training labels: the
+        first answer's first/last token, or 0 ([CLS]) when it is not inside
+        the window or the question is unanswerable.
+      example_index: int32 [N], index of the feature's example.
+      token_start_char, token_end_char: int32 [N, T], the context characters
+        `[start, end)` behind each input position; -1 for positions outside
+        the context (special tokens, question, padding).
+      token_is_max_context: bool [N, T], whether this feature is the token's
+        max-context window (False outside the context).
+    """
+
+    input_word_ids: np.ndarray
+    input_mask: np.ndarray
+    input_type_ids: np.ndarray
+    start_positions: np.ndarray
+    end_positions: np.ndarray
+    example_index: np.ndarray
+    token_start_char: np.ndarray
+    token_end_char: np.ndarray
+    token_is_max_context: np.ndarray
+
+    def __len__(self):
+        return len(self.example_index)
+
+    def model_inputs(self):
+        """The encoder input dict of int32 [N, T] arrays."""
+        return {"input_word_ids": self.input_word_ids,
+                "input_mask": self.input_mask,
+                "input_type_ids": self.input_type_ids}
+
+    def labels(self):
+        """Keras labels, keyed like `BertSpanLabeler`'s outputs."""
+        return {"start_logits": self.start_positions,
+                "end_logits": self.end_positions}
+
+
+class SquadFormatError(ValueError):
+    """A SQuAD file that does not follow the format."""
+
+
+def read_squad_examples(path):
+    """Reads a SQuAD v1.1 or v2.0 JSON file.
+
+    Args:
+      path: the JSON file (`{"data": [{"paragraphs": [{"context", "qas":
+        [{"id", "question", "answers": [{"text", "answer_start"}],
+        "is_impossible"?}]}]}]}`).
+
+    Returns:
+      A list of `SquadExample`, in file order.
+
+    Raises:
+      SquadFormatError: malformed JSON (with line and column), a missing or
+        mistyped field, or an answer whose `answer_start` does not point at
+        its text; the message names the file and the question id.
+    """
+    try:
+        with open(path, encoding="utf-8") as f:
+            data = json.load(f)
+    except json.JSONDecodeError as e:
+        raise SquadFormatError(
+            f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
+    if not isinstance(data, dict) or not isinstance(data.get("data"), list):
+        raise SquadFormatError(f"{path}: top level must be an object with a "
+                               "'data' list of articles")
+
+    def field(obj, key, kind, where):
+        if not isinstance(obj, dict) or key not in obj:
+            raise SquadFormatError(f"{path}: {where}: missing field '{key}'")
+        value = obj[key]
+        if not isinstance(value, kind) or isinstance(value, bool) and kind is int:
+            raise SquadFormatError(
+                f"{path}: {where}: field '{key}' must be {kind.__name__}, got "
+                f"{type(value).__name__}")
+        return value
+
+    examples = []
+    for a, article in enumerate(data["data"]):
+        for p, paragraph in enumerate(field(article, "paragraphs", list,
+                                            f"article {a}")):
+            where = f"article {a} paragraph {p}"
+            context = field(paragraph, "context", str, where)
+            for q, qa in enumerate(field(paragraph, "qas", list, where)):
+                qas_id = field(qa, "id", str, f"{where} question {q}")
+                where_q = f"question id {qas_id!r}"
+                question = field(qa, "question", str, where_q)
+                is_impossible = qa.get("is_impossible", False)
+                if not isinstance(is_impossible, bool):
+                    raise SquadFormatError(
+                        f"{path}: {where_q}: field 'is_impossible' must be "
+                        "true or false")
+                answers = []
+                for i, answer in enumerate(field(qa, "answers", list, where_q)):
+                    where_a = f"{where_q} answers[{i}]"
+                    text = field(answer, "text", str, where_a)
+                    start = field(answer, "answer_start", int, where_a)
+                    if context[start:start + len(text)] != text:
+                        raise SquadFormatError(
+                            f"{path}: {where_a}: answer_start {start} does not "
+                            f"point at the answer text {text!r} (the context "
+                            f"there reads {context[start:start + len(text)]!r})")
+                    answers.append((text, start))
+                if is_impossible and answers:
+                    raise SquadFormatError(
+                        f"{path}: {where_q}: is_impossible is true but "
+                        "'answers' is not empty")
+                examples.append(SquadExample(qas_id, question, context,
+                                             answers, is_impossible))
+    return examples
+
+
+def char_offsets(text, byte_offsets):
+    """Byte offsets into `text`'s UTF-8 encoding -> code point offsets.
+
+    Args:
+      text: str.
+      byte_offsets: int array of offsets that fall on character boundaries
+        (or equal the byte length).
+
+    Returns:
+      int64 array, same shape: `text.encode()[:b].decode()` has that many
+      characters.
+    """
+    encoded = np.frombuffer(text.encode("utf-8"), np.uint8)
+    byte_offsets = np.asarray(byte_offsets, np.int64)
+    if len(encoded) == len(text):
+        return byte_offsets
+    # A byte starts a character unless it is a continuation byte 10xxxxxx.
+    starts = np.append((encoded & 0xC0) != 0x80, True)
+    chars_before = np.cumsum(starts) - starts
+    return chars_before[byte_offsets]
+
+
+@dataclasses.dataclass
+class _TokenizedText:
+    ids: np.ndarray
+    start_char: np.ndarray
+    end_char: np.ndarray
+
+
+def _tokenize_contexts(tokenizer, texts, chunk_size=256):
+    """Unique texts -> {text: _TokenizedText} with character offsets."""
+    result = {}
+    unique = list(dict.fromkeys(texts))
+    for i in range(0, len(unique), chunk_size):
+        chunk = unique[i:i + chunk_size]
+        ids, starts, ends = tokenizer.tokenize_with_offsets(tf.constant(chunk))
+        for text, row_ids, row_starts, row_ends in zip(
+                chunk, ids.to_list(), starts.to_list(), ends.to_list()):
+            result[text] = _TokenizedText(
+                np.asarray(row_ids, np.int32),
+                char_offsets(text, row_starts).astype(np.int32),
+                char_offsets(text, row_ends).astype(np.int32))
+    return result
+
+
+def _tokenize_questions(tokenizer, texts, max_query_length, chunk_size=1024):
+    ids = []
+    for i in range(0, len(texts), chunk_size):
+        ragged = tokenizer.tokenize(tf.constant(texts[i:i + chunk_size]))
+        ids.extend(np.asarray(row[:max_query_length], np.int32)
+                   for row in ragged.to_list())
+    return ids
+
+
+def answer_token_span(tokens, start_char, end_char):
+    """Token span `[first, last]` covering context characters
+    `[start_char, end_char)`: the first token ending after `start_char` to
+    the last token starting before `end_char`; None if no token overlaps.
+
+    Args:
+      tokens: a tokenized context (`start_char`, `end_char` int arrays).
+    """
+    first = int(np.searchsorted(tokens.end_char, start_char, side="right"))
+    last = int(np.searchsorted(tokens.start_char, end_char, side="left")) - 1
+    if first > last:
+        return None
+    return first, last
+
+
+def doc_windows(num_tokens, max_tokens, doc_stride):
+    """`(start, length)` of each window over `num_tokens` context tokens.
+
+    Windows start every `min(max_tokens, doc_stride)` tokens until one
+    reaches the end; an empty context still gets one (empty) window, so
+    every example has a feature.
+    """
+    windows = []
+    start = 0
+    while True:
+        length = min(num_tokens - start, max_tokens)
+        windows.append((start, length))
+        if start + length >= num_tokens:
+            return windows
+        start += min(length, doc_stride)
+
+
+def max_context_windows(num_tokens, windows):
+    """int array [num_tokens]: the index of each token's max-context window.
+
+    A token's score in a window is `min(left, right) + 0.01 * length`,
+    computed here times 100 in integers so ties (first window wins) are
+    exact.
+    """
+    best = np.zeros(num_tokens, np.int64)
+    best_score = np.full(num_tokens, -1, np.int64)
+    for w, (start, length) in enumerate(windows):
+        positions = np.arange(start, start + length)
+        offset = positions - start
+        score = 100 * np.minimum(offset, length - 1 - offset) + length
+        better = score > best_score[positions]
+        best[positions[better]] = w
+        best_score[positions[better]] = score[better]
+    return best
+
+
+def convert_examples_to_features(examples, tokenizer, max_seq_length=384,
+                                 doc_stride=128, max_query_length=64,
+                                 is_training=False):
+    """Tokenizes and windows examples into `SquadFeatures`.
+
+    Args:
+      examples: list of `SquadExample`.
+      tokenizer: a `tfbert.text.BertTokenizer`.
+      max_seq_length: tokens per feature, special tokens included.
+      doc_stride: tokens between window starts.
+      max_query_length: questions are truncated to this many tokens.
+      is_training: compute labels from each example's first answer. An
+        answerable example without answers is then an error, and one whose
+        answer covers no token (only whitespace) is skipped.
+
+    Returns:
+      `SquadFeatures`, features in example order.
+    """
+    if max_seq_length < max_query_length + 4:
+        raise ValueError(
+            f"max_seq_length ({max_seq_length}) must exceed max_query_length "
+            f"({max_query_length}) + 3 special tokens")
+    contexts = _tokenize_contexts(tokenizer, [e.context for e in examples])
+    questions = _tokenize_questions(tokenizer, [e.question for e in examples],
+                                    max_query_length)
+    cls_id, sep_id = tokenizer.cls_id, tokenizer.sep_id
+
+    rows = {name: [] for name in (
+        "input_word_ids", "input_type_ids", "token_start_char",
+        "token_end_char", "token_is_max_context")}
+    start_positions, end_positions, example_index = [], [], []
+    for index, (example, query) in enumerate(zip(examples, questions)):
+        doc = contexts[example.context]
+        answer = None
+        if is_training and not example.is_impossible:
+            if not example.answers:
+                raise ValueError(f"question id {example.qas_id!r}: an "
+                                 "answerable training question needs an answer")
+            text, start_char = example.answers[0]
+            answer = answer_token_span(doc, start_char, start_char + len(text))
+            if answer is None:
+                continue
+        max_tokens = max_seq_length - len(query) - 3
+        windows = doc_windows(len(doc.ids), max_tokens, doc_stride)
+        best_window = max_context_windows(len(doc.ids), windows)
+        offset = len(query) + 2
+        for w, (start, length) in enumerate(windows):
+            ids = np.concatenate([[cls_id], query, [sep_id],
+                                  doc.ids[start:start + length], [sep_id]])
+            type_ids = np.zeros(len(ids), np.int32)
+            type_ids[offset:] = 1
+            start_char = np.full(len(ids), -1, np.int32)
+            end_char = np.full(len(ids), -1, np.int32)
+            start_char[offset:offset + length] = doc.start_char[start:start + length]
+            end_char[offset:offset + length] = doc.end_char[start:start + length]
+            is_max = np.zeros(len(ids), bool)
+            is_max[offset:offset + length] = best_window[start:start + length] == w
+            label = (0, 0)
+            if answer is not None and (start <= answer[0]
+                                       and answer[1] < start + length):
+                label = (answer[0] - start + offset, answer[1] - start + offset)
+            for name, row in (("input_word_ids", ids),
+                              ("input_type_ids", type_ids),
+                              ("token_start_char", start_char),
+                              ("token_end_char", end_char),
+                              ("token_is_max_context", is_max)):
+                rows[name].append(row)
+            start_positions.append(label[0])
+            end_positions.append(label[1])
+            example_index.append(index)
+
+    def stack(name, fill, dtype):
+        out = np.full((len(rows[name]), max_seq_length), fill, dtype)
+        for i, row in enumerate(rows[name]):
+            out[i, :len(row)] = row
+        return out
+
+    word_ids = stack("input_word_ids", tokenizer.pad_id, np.int32)
+    lengths = np.array([len(r) for r in rows["input_word_ids"]], np.int64)
+    mask = (np.arange(max_seq_length)[None, :] < lengths[:, None]).astype(np.int32)
+    return SquadFeatures(
+        input_word_ids=word_ids,
+        input_mask=mask,
+        input_type_ids=stack("input_type_ids", 0, np.int32),
+        start_positions=np.array(start_positions, np.int32),
+        end_positions=np.array(end_positions, np.int32),
+        example_index=np.array(example_index, np.int32),
+        token_start_char=stack("token_start_char", -1, np.int32),
+        token_end_char=stack("token_end_char", -1, np.int32),
+        token_is_max_context=stack("token_is_max_context", False, bool))

@@ -1,0 +1,217 @@
+"""Serving module for extractive question answering (SQuAD-style).
+
+The raw-text signature does in the graph what `convert_examples_to_features`
+and `postprocess_predictions` do in Python: tokenize, truncate the question,
+cut the context into strided windows, run the model on every window, and
+pick the best valid span over all windows of each question (same validity
+rules, same max-context windows), so both give the same answers.
+"""
+
+import tensorflow as tf
+
+from tfbert.models.bert_encoder import INPUT_NAMES
+
+
+class SquadServingModule(tf.Module):
+    """Raw question and context in, answer out.
+
+    Signatures:
+      `serving_default`: `question`, `context` (string [batch]) ->
+        `answer_text` string [batch] ("" for no answer), `start_char`,
+        `end_char` int64 [batch] (code point offsets of the answer in the
+        context, `[start, end)`; -1 for no answer), `score` float32 [batch]
+        (start + end logit of the best span; 0 if the context has no valid
+        span), and for SQuAD v2.0 models `no_answer_probability` float32
+        [batch] = sigmoid(null score - best span score).
+      `serve_token_ids`: `input_word_ids`, `input_mask`, `input_type_ids`
+        (int32 [batch, seq]) -> `start_logits`, `end_logits` float32
+        [batch, seq], for clients that tokenize and window themselves.
+
+    Args:
+      model: a `BertSpanLabeler`.
+      tokenizer: the `BertTokenizer` it was trained with.
+      max_seq_length, doc_stride, max_query_length, max_answer_length: as in
+        training / prediction.
+      version_2_with_negative: a SQuAD v2.0 model (can answer "no answer").
+      null_score_diff_threshold: answer "" when null score minus best span
+        score exceeds this (v2.0 only).
+    """
+
+    def __init__(self, model, tokenizer, max_seq_length=384, doc_stride=128,
+                 max_query_length=64, max_answer_length=30,
+                 version_2_with_negative=False, null_score_diff_threshold=0.0):
+        super().__init__()
+        if max_seq_length < max_query_length + 4:
+            raise ValueError(
+                f"max_seq_length ({max_seq_length}) must exceed "
+                f"max_query_length ({max_query_length}) + 3 special tokens")
+        self.model = model
+        self.tokenizer = tokenizer
+        self.max_seq_length = max_seq_length
+        self.doc_stride = doc_stride
+        self.max_query_length = max_query_length
+        self.max_answer_length = max_answer_length
+        self.version_2_with_negative = version_2_with_negative
+        self.null_score_diff_threshold = null_score_diff_threshold
+
+    def _windows(self, question, context):
+        """Windows of every question/context pair.
+
+        Returns a dict: `features` (encoder inputs [W, L]), `example` int64
+        [W], `number` int64 [W] (window index within its example), `start`
+        and `length` int64 [W] (context tokens covered), `query_length`
+        int64 [W], plus the context tokens' byte offsets (ragged [B, (c)]).
+        """
+        query = self.tokenizer.tokenize(question)[:, :self.max_query_length]
+        doc, byte_starts, byte_ends = self.tokenizer.tokenize_with_offsets(
+            context)
+        query_len = query.row_lengths()
+        doc_len = doc.row_lengths()
+        max_tokens = self.max_seq_length - query_len - 3
+        stride = tf.minimum(max_tokens, self.doc_stride)
+        extra = tf.maximum(doc_len - max_tokens, 0)
+        num_windows = 1 + (extra + stride - 1) // stride
+
+        example = tf.repeat(tf.range(tf.size(num_windows, tf.int64)),
+                            num_windows)
+        number = tf.ragged.range(num_windows).flat_values
+        start = number * tf.gather(stride, example)
+        length = tf.minimum(tf.gather(max_tokens, example),
+                            tf.gather(doc_len, example) - start)
+        positions = tf.ragged.range(start, start + length)
+        doc_tokens = tf.gather(
+            doc.flat_values,
+            positions + tf.gather(doc.row_starts(), example)[:, tf.newaxis])
+        window_query = tf.gather(query, example)
+        num = tf.size(example)
+        cls = tf.fill([num, 1], self.tokenizer.cls_id)
+        sep = tf.fill([num, 1], self.tokenizer.sep_id)
+        ids = tf.concat([cls, window_query, sep, doc_tokens, sep], axis=1)
+        first_segment = tf.gather(query_len, example) + 2
+        type_ids = tf.cast(
+            tf.ragged.range(tf.cast(ids.row_lengths(), tf.int64))
+            >= first_segment[:, tf.newaxis], tf.int32)
+        features = {
+            "input_word_ids": ids.to_tensor(self.tokenizer.pad_id),
+            "input_mask": tf.ones_like(ids).to_tensor(0),
+            "input_type_ids": type_ids.to_tensor(0),
+        }
+        return {"features": features, "example": example, "number": number,
+                "start": start, "length": length,
+                "query_length": tf.gather(query_len, example),
+                "num_windows": num_windows, "byte_starts": byte_starts,
+                "byte_ends": byte_ends}
+
+    def _is_max_context(self, w, seq):
+        """bool [W, seq]: position holds a context token whose max-context
+        window is this one (scores x100 in integers, first window wins)."""
+        context_pos = (tf.range(seq, dtype=tf.int64)[tf.newaxis, :]
+                       - (w["query_length"] + 2)[:, tf.newaxis])     # [W, S]
+        in_context = (context_pos >= 0) & (
+            context_pos < w["length"][:, tf.newaxis])
+        token = context_pos + w["start"][:, tf.newaxis]
+        # Every window of the same example, as [B, max_windows].
+        rows = tf.RaggedTensor.from_value_rowids(
+            tf.stack([w["start"], w["length"]], axis=1), w["example"],
+            nrows=tf.size(w["num_windows"], tf.int64))
+        siblings = tf.gather(rows.to_tensor(-1), w["example"])  # [W, M, 2]
+        sib_start = siblings[:, tf.newaxis, :, 0]
+        sib_length = siblings[:, tf.newaxis, :, 1]
+        offset = token[:, :, tf.newaxis] - sib_start                 # [W, S, M]
+        inside = (offset >= 0) & (offset < sib_length)
+        score = tf.where(
+            inside,
+            100 * tf.minimum(offset, sib_length - 1 - offset) + sib_length,
+            tf.constant(-1, tf.int64))
+        best = tf.argmax(score, axis=-1)
+        return in_context & tf.equal(best, w["number"][:, tf.newaxis]), in_context
+
+    @tf.function
+    def answer(self, question, context):
+        w = self._windows(question, context)
+        logits = self.model(w["features"], training=False)
+        start_logits = tf.cast(logits["start_logits"], tf.float32)
+        end_logits = tf.cast(logits["end_logits"], tf.float32)
+        seq = tf.shape(start_logits)[1]
+        start_ok, end_ok = self._is_max_context(w, seq)
+
+        span = tf.range(self.max_answer_length)
+        end_index = tf.range(seq)[:, tf.newaxis] + span[tf.newaxis, :]   # [S, A]
+        inside = end_index < seq
+        end_index = tf.minimum(end_index, seq - 1)
+        valid = (start_ok[:, :, tf.newaxis] & inside[tf.newaxis]
+                 & tf.gather(end_ok, end_index, axis=1))
+        scores = tf.where(valid,
+                          start_logits[:, :, tf.newaxis]
+                          + tf.gather(end_logits, end_index, axis=1),
+                          -float("inf"))
+        flat = tf.reshape(scores, [tf.shape(scores)[0], -1])
+        window_best = tf.reduce_max(flat, axis=1)
+        window_arg = tf.argmax(flat, axis=1, output_type=tf.int32)
+
+        # Best window of each example (first on ties).
+        num_examples = tf.size(w["num_windows"], tf.int64)
+        by_example = tf.RaggedTensor.from_value_rowids(
+            window_best, w["example"], nrows=num_examples)
+        best_number = tf.argmax(by_example.to_tensor(-float("inf")), axis=1)
+        best_window = by_example.row_starts() + best_number
+        best_score = tf.gather(window_best, best_window)
+        has_span = best_score > -float("inf")
+        arg = tf.gather(window_arg, best_window)
+        first = tf.cast(arg // self.max_answer_length, tf.int64)
+        last = first + tf.cast(arg % self.max_answer_length, tf.int64)
+
+        # Input positions -> context token indices -> byte offsets.
+        base = (tf.gather(w["start"], best_window)
+                - tf.gather(w["query_length"], best_window) - 2)
+        row_start = w["byte_starts"].row_starts()
+        byte_begin = tf.gather(w["byte_starts"].flat_values,
+                               tf.where(has_span, row_start + base + first, 0))
+        byte_end = tf.gather(w["byte_ends"].flat_values,
+                             tf.where(has_span, row_start + base + last, 0))
+        text = tf.strings.substr(context, byte_begin, byte_end - byte_begin,
+                                 unit="BYTE")
+        start_char = tf.cast(tf.strings.length(
+            tf.strings.substr(context, tf.zeros_like(byte_begin), byte_begin,
+                              unit="BYTE"),
+            unit="UTF8_CHAR"), tf.int64)
+        end_char = start_char + tf.cast(
+            tf.strings.length(text, unit="UTF8_CHAR"), tf.int64)
+
+        answered = has_span
+        outputs = {}
+        if self.version_2_with_negative:
+            null_score = tf.math.unsorted_segment_min(
+                start_logits[:, 0] + end_logits[:, 0], w["example"],
+                num_examples)
+            odds = null_score - best_score
+            answered = has_span & (odds <= self.null_score_diff_threshold)
+            outputs["no_answer_probability"] = tf.where(
+                has_span, tf.sigmoid(tf.where(has_span, odds, 0.0)), 1.0)
+        no_answer = tf.constant(-1, tf.int64)
+        outputs.update({
+            "answer_text": tf.where(answered, text, ""),
+            "start_char": tf.where(answered, start_char, no_answer),
+            "end_char": tf.where(answered, end_char, no_answer),
+            "score": tf.where(has_span, best_score, 0.0),
+        })
+        return outputs
+
+    @tf.function
+    def token_ids(self, input_word_ids, input_mask, input_type_ids):
+        logits = self.model({"input_word_ids": input_word_ids,
+                             "input_mask": input_mask,
+                             "input_type_ids": input_type_ids}, training=False)
+        return {name: tf.cast(logits[name], tf.float32)
+                for name in ("start_logits", "end_logits")}
+
+    def signatures(self):
+        """The concrete functions to pass to `export_saved_model`."""
+        text_specs = [tf.TensorSpec([None], tf.string, name=name)
+                      for name in ("question", "context")]
+        id_specs = [tf.TensorSpec([None, None], tf.int32, name=name)
+                    for name in INPUT_NAMES]
+        return {
+            "serving_default": self.answer.get_concrete_function(*text_specs),
+            "serve_token_ids": self.token_ids.get_concrete_function(*id_specs),
+        }
