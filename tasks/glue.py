@@ -32,7 +32,7 @@ from tfbert.metrics import glue as glue_metrics
 from tfbert.models import BertClassifier, BertEncoder
 from tfbert.text import BertPreprocessor
 from tfbert.training import flags as training_flags
-from tfbert.training import is_chief, train
+from tfbert.training import is_chief, restore_trained_weights, train
 
 FLAGS = flags.FLAGS
 
@@ -194,13 +194,7 @@ def main(argv):
               metrics=metrics, evaluate_fn=evaluate_fn,
               best_metric=task.main_metric, strategy=strategy)
     else:
-        latest = tf.train.latest_checkpoint(
-            os.path.join(FLAGS.model_dir, "checkpoints"))
-        if latest is None:
-            raise FileNotFoundError(
-                f"no checkpoint in {FLAGS.model_dir}/checkpoints; run with "
-                "--do_train first")
-        tf.train.Checkpoint(model=model).restore(latest).expect_partial()
+        restore_trained_weights(model, FLAGS.model_dir)
 
     chief = is_chief(strategy)
     if FLAGS.do_eval:

@@ -117,8 +117,8 @@ def build_vocabulary(lines, vocab_size, lowercase=True, num_unused=0,
 
     Returns:
       list of str, token `i` has id `i`. The learner may stop a few percent
-      under `vocab_size`; the rest is filled with further [unusedN] tokens
-      so that the size is exact.
+      under `vocab_size` (the rest is filled with further [unusedN] tokens)
+      or above it (the rarest pieces are dropped), so the size is exact.
 
     Raises:
       ValueError: `vocab_size` is too small for the reserved tokens and the
@@ -134,11 +134,17 @@ def build_vocabulary(lines, vocab_size, lowercase=True, num_unused=0,
     tokens = learner.learn(
         counts, vocab_size, reserved, lower_thresh=min_count,
         max_unique_chars=max_unique_chars, max_token_length=max_token_length)
-    if len(tokens) > vocab_size:
+    # The learner's threshold search can end above `vocab_size`; its output
+    # is reserved tokens, then single characters, then pieces by decreasing
+    # frequency, so dropping the tail drops the rarest pieces only.
+    required = sum(1 for t in tokens
+                   if t in reserved or len(t.removeprefix("##")) == 1)
+    if required > vocab_size:
         raise ValueError(
-            f"vocab_size={vocab_size} is smaller than the {len(tokens)} "
+            f"vocab_size={vocab_size} is smaller than the {required} "
             "reserved and single-character tokens this corpus needs; raise "
             "vocab_size or lower max_unique_chars")
+    tokens = tokens[:vocab_size]
     next_unused = num_unused
     present = set(tokens)
     while len(tokens) < vocab_size:

@@ -178,3 +178,14 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
     return model.fit(dataset, epochs=num_chunks, initial_epoch=initial_chunk,
                      steps_per_epoch=chunk, callbacks=all_callbacks, shuffle=False,
                      verbose=config.verbose)
+
+
+def restore_trained_weights(model, model_dir):
+    """Loads the last training checkpoint of `model_dir` into `model` (for
+    evaluation, prediction or export without `--do_train`)."""
+    latest = tf.train.latest_checkpoint(os.path.join(model_dir, "checkpoints"))
+    if latest is None:
+        raise FileNotFoundError(
+            f"no checkpoint in {model_dir}/checkpoints; run with --do_train "
+            "first")
+    tf.train.Checkpoint(model=model).restore(latest).expect_partial()

@@ -1,0 +1,263 @@
+r"""Pretraining benchmarks on the shared Wikipedia sample (CPU-sized).
+
+    nice -n 5 python -m benchmarks.pretraining --work_dir=/tmp/ptbench \
+      --stage=scratch --budget_seconds=300
+    nice -n 5 python -m benchmarks.pretraining --work_dir=/tmp/ptbench --stage=sst2
+    nice -n 5 python -m benchmarks.pretraining --work_dir=/tmp/ptbench --stage=minilm
+
+Stages (each prints a JSON line of results):
+  scratch: corpus + WordPiece vocab from the Wikipedia files (last 20
+    articles held out), data-creation throughput, then a small BERT trained
+    from scratch with dynamic masking for a fixed wall-clock budget, with
+    held-out MLM/NSP accuracy every --eval_every steps (the curve) and the
+    training step throughput; the encoder is saved for the sst2 stage.
+  sst2: fine-tunes the pretrained encoder and the same config randomly
+    initialised on a slice of SST-2 train; accuracy on SST-2 dev.
+  minilm: held-out MLM accuracy of minilm-l6-h384-uncased (its package has
+    no MLM head: the head starts random) before and after a short continued
+    pretraining.
+"""
+
+import argparse
+import json
+import os
+import time
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from tfbert.checkpoints import load_pretrainer, save_encoder
+from tfbert.config import BertConfig
+from tfbert.data import pretraining
+from tfbert.data.wikipedia import convert_wikiextractor
+from tfbert.models import BertClassifier, BertEncoder, BertPretrainer
+from tfbert.text import BertPreprocessor, BertTokenizer
+from tfbert.text.vocab_builder import build_vocabulary_file
+from tfbert.training import TrainingConfig, train
+
+DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
+    __file__))), "..", "shared", "data")
+
+
+def corpus(work_dir, data_dir):
+    full = os.path.join(work_dir, "wiki.txt")
+    if not os.path.exists(full):
+        convert_wikiextractor(os.path.join(
+            data_dir, "wikipedia/enwiki-wikiextractor/AA/wiki_*"), full)
+    documents = pretraining.read_corpus(full)
+    return documents[:-20], documents[-20:]
+
+
+def eval_batches(documents, tokenizer, seq, predictions, batch=32):
+    return list(pretraining.dynamic_pretraining_dataset(
+        pretraining.tokenize_documents(documents, tokenizer), tokenizer, batch,
+        max_seq_length=seq, short_seq_prob=0.0,
+        masking=pretraining.MaskingConfig(max_predictions_per_seq=predictions),
+        seed=99))
+
+
+def accuracy(model, batches):
+    hits = total = nsp_hits = nsp_total = 0
+    for batch in batches:
+        x, _, _ = pretraining.model_inputs(batch)
+        out = model(x, training=False)
+        weights = batch["masked_lm_weights"].numpy() > 0
+        hits += (out["masked_lm_logits"].numpy().argmax(-1)
+                 == batch["masked_lm_ids"].numpy())[weights].sum()
+        total += weights.sum()
+        nsp_hits += (out["next_sentence_logits"].numpy().argmax(-1)
+                     == batch["next_sentence_labels"].numpy()).sum()
+        nsp_total += len(batch["next_sentence_labels"])
+    return float(hits / total), float(nsp_hits / nsp_total)
+
+
+class Curve(keras.callbacks.Callback):
+    """Held-out accuracy every `every` batches; stops after `budget` s."""
+
+    def __init__(self, batches, every, budget):
+        super().__init__()
+        self.batches, self.every, self.budget = batches, every, budget
+        self.points, self.steps = [], 0
+
+    def on_train_begin(self, logs=None):
+        self.start = time.perf_counter()
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.steps += 1
+        elapsed = time.perf_counter() - self.start
+        if self.steps % self.every == 0 or elapsed > self.budget:
+            mlm, nsp = accuracy(self.model, self.batches)
+            self.points.append({"step": self.steps, "seconds": round(elapsed),
+                                "mlm_accuracy": round(mlm, 4),
+                                "nsp_accuracy": round(nsp, 4)})
+            print(json.dumps(self.points[-1]), flush=True)
+            self.start += time.perf_counter() - self.start - elapsed
+        if elapsed > self.budget:
+            self.model.stop_training = True
+
+
+def stage_scratch(args):
+    train_docs, eval_docs = corpus(args.work_dir, args.data_dir)
+    vocab_path = os.path.join(args.work_dir, "vocab.txt")
+    results = {}
+    if not os.path.exists(vocab_path):
+        text = os.path.join(args.work_dir, "train.txt")
+        with open(text, "w", encoding="utf-8") as f:
+            f.write("\n\n".join("\n".join(d) for d in train_docs) + "\n")
+        start = time.perf_counter()
+        build_vocabulary_file([text], vocab_path, args.vocab_size)
+        results["vocab_seconds"] = round(time.perf_counter() - start, 1)
+    tokenizer = BertTokenizer(vocab_path)
+    start = time.perf_counter()
+    documents = pretraining.tokenize_documents(train_docs, tokenizer)
+    tokenize_seconds = time.perf_counter() - start
+    start = time.perf_counter()
+    instances = pretraining.create_instances(
+        documents, tokenizer, max_seq_length=args.seq, dupe_factor=1,
+        masking=pretraining.MaskingConfig(whole_word_mask=True))
+    create_seconds = time.perf_counter() - start
+    results["data_creation"] = {
+        "instances": len(instances),
+        "tokenize_seconds": round(tokenize_seconds, 1),
+        "instances_per_second": round(len(instances) / create_seconds)}
+    print(json.dumps(results), flush=True)
+
+    keras.utils.set_random_seed(0)
+    config = BertConfig(vocab_size=tokenizer.vocab_size,
+                        hidden_size=args.hidden, num_layers=args.layers,
+                        num_heads=args.hidden // 64,
+                        intermediate_size=4 * args.hidden)
+    model = BertPretrainer(BertEncoder(config))
+    from tasks.pretraining import loss_and_metrics
+
+    loss, metrics = loss_and_metrics(tokenizer.pad_id)
+    dataset = pretraining.dynamic_pretraining_dataset(
+        documents, tokenizer, args.batch, max_seq_length=args.seq,
+        seed=0).map(pretraining.model_inputs).prefetch(4)
+    held_out = eval_batches(eval_docs, tokenizer, args.seq, 20)
+    curve = Curve(held_out, args.eval_every, args.budget_seconds)
+    curve.points.append(dict(zip(("mlm_accuracy", "nsp_accuracy"),
+                                 accuracy(model, held_out)), step=0, seconds=0))
+    model_dir = os.path.join(args.work_dir, "scratch_model")
+    start = time.perf_counter()
+    train(model, dataset, steps_per_epoch=args.steps,
+          config=TrainingConfig(model_dir=model_dir, num_train_epochs=1,
+                                learning_rate=args.learning_rate,
+                                warmup_proportion=0.05, verbose=0),
+          loss=loss, metrics=metrics, callbacks=[curve])
+    seconds = time.perf_counter() - start
+    results.update(config=f"L{args.layers} H{args.hidden} seq {args.seq} "
+                   f"batch {args.batch}", steps=curve.steps,
+                   train_seconds=round(seconds),
+                   sequences_per_second=round(curve.steps * args.batch / seconds, 1),
+                   curve=curve.points)
+    save_encoder(model.encoder, os.path.join(args.work_dir, "scratch_encoder"),
+                 tokenizer)
+    print(json.dumps(results), flush=True)
+
+
+def read_sst2(path, limit=None):
+    lines = open(path, encoding="utf-8").read().splitlines()[1:]
+    rows = [line.rsplit("\t", 1) for line in lines][:limit]
+    return [r[0] for r in rows], np.array([int(r[1]) for r in rows])
+
+
+def stage_sst2(args):
+    directory = os.path.join(args.work_dir, "scratch_encoder")
+    tokenizer = BertTokenizer.from_pretrained(directory)
+    preprocessor = BertPreprocessor(tokenizer, seq_length=64)
+    rng = np.random.default_rng(0)
+    texts, labels = read_sst2(os.path.join(args.data_dir, "glue/SST-2/train.tsv"))
+    pick = rng.permutation(len(texts))[:args.sst2_examples]
+    texts, labels = [texts[i] for i in pick], labels[pick]
+    dev_texts, dev_labels = read_sst2(os.path.join(args.data_dir,
+                                                   "glue/SST-2/dev.tsv"))
+    x = preprocessor(tf.constant(texts))
+    dev_x = preprocessor(tf.constant(dev_texts))
+    train_set = tf.data.Dataset.from_tensor_slices((dict(x), labels)).shuffle(
+        len(texts), seed=0).batch(32)
+    results = {}
+    for name in ("pretrained", "random_init"):
+        keras.utils.set_random_seed(0)
+        encoder = BertEncoder.from_pretrained(directory)
+        if name == "random_init":
+            encoder = BertEncoder(encoder.config)
+        model = BertClassifier(encoder, 2)
+        train(model, train_set, steps_per_epoch=len(texts) // 32,
+              config=TrainingConfig(
+                  model_dir=os.path.join(args.work_dir, f"sst2_{name}"),
+                  num_train_epochs=args.sst2_epochs, learning_rate=1e-4,
+                  verbose=0),
+              loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+              metrics=["accuracy"])
+        logits = model.predict(dict(dev_x), batch_size=128, verbose=0)
+        results[name] = round(float((logits.argmax(-1) == dev_labels).mean()), 4)
+        print(json.dumps({name: results[name]}), flush=True)
+    print(json.dumps({"sst2_dev_accuracy": results,
+                      "train_examples": len(texts),
+                      "epochs": args.sst2_epochs}), flush=True)
+
+
+def stage_minilm(args):
+    _, eval_docs = corpus(args.work_dir, args.data_dir)
+    train_docs, _ = corpus(args.work_dir, args.data_dir)
+    tokenizer = BertTokenizer.from_pretrained("minilm-l6-h384-uncased")
+    keras.utils.set_random_seed(0)
+    model = load_pretrainer("minilm-l6-h384-uncased")
+    held_out = eval_batches(eval_docs, tokenizer, 128, 20, batch=16)[:args.eval_batches]
+    before = accuracy(model, held_out)
+    print(json.dumps({"before": before}), flush=True)
+    from tasks.pretraining import loss_and_metrics
+
+    loss, metrics = loss_and_metrics(tokenizer.pad_id)
+    documents = pretraining.tokenize_documents(train_docs[:120], tokenizer)
+    dataset = pretraining.dynamic_pretraining_dataset(
+        documents, tokenizer, 16, max_seq_length=128, seed=0).map(
+            pretraining.model_inputs)
+    start = time.perf_counter()
+    train(model, dataset.take(args.minilm_steps),
+          steps_per_epoch=args.minilm_steps,
+          config=TrainingConfig(model_dir=os.path.join(args.work_dir, "minilm"),
+                                num_train_epochs=1, learning_rate=1e-4,
+                                verbose=0),
+          loss=loss, metrics=metrics)
+    seconds = time.perf_counter() - start
+    after = accuracy(model, held_out)
+    print(json.dumps({
+        "held_out_predictions": int(sum(
+            (b["masked_lm_weights"].numpy() > 0).sum() for b in held_out)),
+        "mlm_nsp_accuracy_before": before, "mlm_nsp_accuracy_after": after,
+        "steps": args.minilm_steps, "batch": 16,
+        "sequences_per_second": round(args.minilm_steps * 16 / seconds, 1)}),
+          flush=True)
+
+
+def main():
+    parser = argparse.ArgumentParser(description=__doc__)
+    parser.add_argument("--stage", choices=("scratch", "sst2", "minilm"),
+                        required=True)
+    parser.add_argument("--work_dir", required=True)
+    parser.add_argument("--data_dir", default=os.path.normpath(DATA))
+    parser.add_argument("--vocab_size", type=int, default=8000)
+    parser.add_argument("--layers", type=int, default=2)
+    parser.add_argument("--hidden", type=int, default=128)
+    parser.add_argument("--seq", type=int, default=128)
+    parser.add_argument("--batch", type=int, default=32)
+    parser.add_argument("--steps", type=int, default=2000,
+                        help="Schedule length (LR decay) of the scratch run.")
+    parser.add_argument("--learning_rate", type=float, default=1e-3)
+    parser.add_argument("--budget_seconds", type=float, default=300)
+    parser.add_argument("--eval_every", type=int, default=100)
+    parser.add_argument("--sst2_examples", type=int, default=4000)
+    parser.add_argument("--sst2_epochs", type=float, default=2)
+    parser.add_argument("--minilm_steps", type=int, default=60)
+    parser.add_argument("--eval_batches", type=int, default=20)
+    args = parser.parse_args()
+    os.makedirs(args.work_dir, exist_ok=True)
+    {"scratch": stage_scratch, "sst2": stage_sst2,
+     "minilm": stage_minilm}[args.stage](args)
+
+
+if __name__ == "__main__":
+    main()

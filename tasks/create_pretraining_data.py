@@ -1,0 +1,91 @@
+r"""Writes static masked-LM + next-sentence pretraining data as TFRecords.
+
+    python -m tasks.create_pretraining_data \
+      --input_file='corpus/*.txt' --output_file=/tmp/pretrain.tfrecord \
+      --vocab_file=vocab.txt (or --init_checkpoint=minilm-l6-h384-uncased) \
+      --max_seq_length=128 --max_predictions_per_seq=20 --masked_lm_prob=0.15 \
+      --dupe_factor=5 --short_seq_prob=0.1 --do_whole_word_mask \
+      --random_seed=12345 --num_output_shards=4
+
+The input is BERT's corpus format (one sentence per line, a blank line
+between documents; `tfbert.data.wikipedia` converts WikiExtractor output).
+The records carry Google BERT's feature names; see `tfbert.data.pretraining`.
+"""
+
+import time
+
+from absl import app, flags
+
+from tfbert.data import pretraining
+from tfbert.text import BertTokenizer
+
+FLAGS = flags.FLAGS
+
+
+def define_flags():
+    flags.DEFINE_string("input_file", None,
+                        "Corpus file glob; comma-separate several globs.")
+    flags.DEFINE_string("output_file", None,
+                        "Output TFRecord path, or comma-separated paths.")
+    flags.DEFINE_integer("num_output_shards", 1,
+                         "With one --output_file, write OUTPUT-0000i-of-0000N.")
+    flags.DEFINE_string("vocab_file", None, "WordPiece vocab.txt.")
+    flags.DEFINE_bool("do_lower_case", True,
+                      "Lower-case with --vocab_file (uncased vocabulary).")
+    flags.DEFINE_string("init_checkpoint", None,
+                        "Use this preset's / checkpoint's vocabulary instead "
+                        "of --vocab_file.")
+    flags.DEFINE_integer("max_seq_length", 128, "Packed sequence length.")
+    flags.DEFINE_integer("max_predictions_per_seq", 20,
+                         "Most masked tokens per sequence.")
+    flags.DEFINE_float("masked_lm_prob", 0.15, "Fraction of tokens masked.")
+    flags.DEFINE_integer("dupe_factor", 5,
+                         "Passes over the corpus, each with new masks.")
+    flags.DEFINE_float("short_seq_prob", 0.1,
+                       "Probability of a shorter target length.")
+    flags.DEFINE_bool("do_whole_word_mask", False, "Mask whole words.")
+    flags.DEFINE_integer("random_seed", 12345, "Seed for pairs and masks.")
+
+
+def load_tokenizer(vocab_file, do_lower_case, init_checkpoint):
+    """The tokenizer of `vocab_file`, or else of `init_checkpoint`."""
+    if vocab_file:
+        return BertTokenizer(vocab_file, lowercase=do_lower_case)
+    if init_checkpoint:
+        return BertTokenizer.from_pretrained(init_checkpoint)
+    raise flags.ValidationError("pass --vocab_file or --init_checkpoint")
+
+
+def main(argv):
+    del argv
+    tokenizer = load_tokenizer(FLAGS.vocab_file, FLAGS.do_lower_case,
+                               FLAGS.init_checkpoint)
+    start = time.perf_counter()
+    documents = pretraining.tokenize_documents(
+        pretraining.read_corpus(FLAGS.input_file.split(",")), tokenizer)
+    read_seconds = time.perf_counter() - start
+    masking = pretraining.MaskingConfig(
+        max_predictions_per_seq=FLAGS.max_predictions_per_seq,
+        masked_lm_prob=FLAGS.masked_lm_prob,
+        whole_word_mask=FLAGS.do_whole_word_mask)
+    instances = pretraining.create_instances(
+        documents, tokenizer, max_seq_length=FLAGS.max_seq_length,
+        short_seq_prob=FLAGS.short_seq_prob, dupe_factor=FLAGS.dupe_factor,
+        masking=masking, seed=FLAGS.random_seed)
+    outputs = pretraining.shard_paths(FLAGS.output_file,
+                                      FLAGS.num_output_shards)
+    counts = pretraining.write_instances(
+        instances, outputs, FLAGS.max_seq_length,
+        FLAGS.max_predictions_per_seq, pad_id=tokenizer.pad_id)
+    seconds = time.perf_counter() - start
+    for path, count in zip(outputs, counts):
+        print(f"wrote {count} instances to {path}")
+    print(f"{len(documents)} documents, {len(instances)} instances in "
+          f"{seconds:.1f} s (reading + tokenizing {read_seconds:.1f} s): "
+          f"{len(instances) / seconds:.0f} instances/s")
+
+
+if __name__ == "__main__":
+    define_flags()
+    flags.mark_flags_as_required(["input_file", "output_file"])
+    app.run(main)
