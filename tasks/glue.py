@@ -186,12 +186,12 @@ def main(argv):
             seed=FLAGS.seed, pad_to_max_length=FLAGS.pad_to_max_length)
         loss, metrics = loss_and_metrics(task)
         first_split = task.dev_splits[0]
-        evaluate_fn = None
-        if eval_sets:
-            def evaluate_fn():
-                return evaluate(model, task, eval_sets[:1])[first_split]
+
+        def evaluate_first_dev_split():
+            return evaluate(model, task, eval_sets[:1])[first_split]
         train(model, dataset, steps_per_epoch=steps, config=config, loss=loss,
-              metrics=metrics, evaluate_fn=evaluate_fn,
+              metrics=metrics,
+              evaluate_fn=evaluate_first_dev_split if eval_sets else None,
               best_metric=task.main_metric, strategy=strategy)
     else:
         restore_trained_weights(model, FLAGS.model_dir)

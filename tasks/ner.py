@@ -30,7 +30,7 @@ from tfbert.models import BertEncoder, BertTokenClassifier
 from tfbert.models.bert_token_classifier import token_classification_loss
 from tfbert.text import BertTokenizer
 from tfbert.training import flags as training_flags
-from tfbert.training import is_chief, train
+from tfbert.training import is_chief, restore_trained_weights, train
 
 FLAGS = flags.FLAGS
 
@@ -171,13 +171,7 @@ def main(argv):
               loss=None if FLAGS.use_crf else token_classification_loss,
               strategy=strategy)
     else:
-        latest = tf.train.latest_checkpoint(
-            os.path.join(FLAGS.model_dir, "checkpoints"))
-        if latest is None:
-            raise FileNotFoundError(
-                f"no checkpoint in {FLAGS.model_dir}/checkpoints; run with "
-                "--do_train first")
-        tf.train.Checkpoint(model=model).restore(latest).expect_partial()
+        restore_trained_weights(model, FLAGS.model_dir)
 
     if FLAGS.do_eval:
         sentences = eval_sentences

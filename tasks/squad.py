@@ -34,7 +34,7 @@ from tfbert.metrics import squad as squad_metrics
 from tfbert.models import BertEncoder, BertSpanLabeler
 from tfbert.text.bert_tokenizer import BertTokenizer
 from tfbert.training import flags as training_flags
-from tfbert.training import is_chief, train
+from tfbert.training import is_chief, restore_trained_weights, train
 
 FLAGS = flags.FLAGS
 
@@ -187,13 +187,7 @@ def main(argv):
         train(model, dataset, steps_per_epoch=steps, config=config, loss=loss,
               loss_weights=loss_weights, strategy=strategy)
     else:
-        latest = tf.train.latest_checkpoint(
-            os.path.join(FLAGS.model_dir, "checkpoints"))
-        if latest is None:
-            raise FileNotFoundError(
-                f"no checkpoint in {FLAGS.model_dir}/checkpoints; run with "
-                "--do_train first")
-        tf.train.Checkpoint(model=model).restore(latest).expect_partial()
+        restore_trained_weights(model, FLAGS.model_dir)
 
     chief = is_chief(strategy)
     if FLAGS.do_predict and chief:

