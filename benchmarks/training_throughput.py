@@ -36,7 +36,8 @@ flags.DEFINE_integer("seq_length", 128, "Tokens per sequence.")
 flags.DEFINE_integer("warmup_steps", 3, "Untimed steps before timing.")
 flags.DEFINE_integer("steps", 20, "Timed training steps.")
 flags.DEFINE_integer("rounds", 2, "Interleaved repetitions of each setting.")
-flags.DEFINE_list("settings", ["hf_torch", "tfbert", "tfbert_xla"],
+flags.DEFINE_list("settings", ["hf_torch", "tfbert", "tfbert_xla",
+                               "hf_torch_bf16", "tfbert_bf16"],
                   "Throughput settings to run.")
 flags.DEFINE_string("data_dir", "../shared/data/glue", "GLUE data directory.")
 flags.DEFINE_integer("epoch_examples", 8000,
@@ -76,7 +77,7 @@ def _batch(batch_size, seq_length, vocab_size):
             types.astype("int32"), labels.astype("int32"))
 
 
-def _torch_worker():
+def _torch_worker(bfloat16=False):
     import torch
     import transformers
 
@@ -100,8 +101,10 @@ def _torch_worker():
                         model.config.vocab_size))
 
     def step():
-        loss = model(input_ids=ids, attention_mask=mask, token_type_ids=types,
-                     labels=labels).loss
+        # bfloat16: CPU autocast, the usual PyTorch mixed precision.
+        with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bfloat16):
+            loss = model(input_ids=ids, attention_mask=mask,
+                         token_type_ids=types, labels=labels).loss
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
@@ -117,10 +120,12 @@ def _torch_worker():
     return seconds, loss
 
 
-def _tf_worker(jit_compile):
+def _tf_worker(jit_compile, bfloat16=False):
     import keras
     import tensorflow as tf
 
+    if bfloat16:
+        keras.mixed_precision.set_global_policy("mixed_bfloat16")
     from tasks.glue import build_model, loss_and_metrics
     from tfbert.data import glue as glue_data
     from tfbert.training.optimization import create_optimizer
@@ -184,10 +189,11 @@ def _worker(name):
     if name.startswith("epoch:"):
         print(json.dumps(_epoch_worker(name.split(":", 1)[1])))
         return
-    if name == "hf_torch":
-        seconds, loss = _torch_worker()
+    if name.startswith("hf_torch"):
+        seconds, loss = _torch_worker(bfloat16=name.endswith("bf16"))
     else:
-        seconds, loss = _tf_worker(jit_compile=(name == "tfbert_xla"))
+        seconds, loss = _tf_worker(jit_compile=(name == "tfbert_xla"),
+                                   bfloat16=name.endswith("bf16"))
     print(json.dumps({
         "seq_per_s": FLAGS.steps * FLAGS.batch_size / seconds,
         "ms_per_step": 1000 * seconds / FLAGS.steps,
@@ -217,7 +223,7 @@ def _throughput():
         for name in FLAGS.settings:
             run = _spawn(name)
             runs[name].append(run)
-            print(f"round {round_index + 1} {name:>10}: "
+            print(f"round {round_index + 1} {name:>13}: "
                   f"{run['seq_per_s']:7.2f} seq/s "
                   f"({run['ms_per_step']:.0f} ms/step), peak RSS "
                   f"{run['peak_rss_mb']:.0f} MB, loss {run['last_loss']:.3f} "
@@ -226,11 +232,13 @@ def _throughput():
     peak = {name: max(r["peak_rss_mb"] for r in rs) for name, rs in runs.items()}
     print("\nbest round:")
     for name in FLAGS.settings:
-        line = (f"{name:>10}: {best[name]:7.2f} seq/s, peak RSS "
+        line = (f"{name:>13}: {best[name]:7.2f} seq/s, peak RSS "
                 f"{peak[name]:.0f} MB")
-        if "hf_torch" in best and name != "hf_torch":
-            line += (f"  -> {best[name] / best['hf_torch']:.2f}x HF torch, "
-                     f"RSS {peak[name] / peak['hf_torch']:.2f}x")
+        # Compare with HF at the same precision.
+        reference = "hf_torch_bf16" if name.endswith("bf16") else "hf_torch"
+        if reference in best and name != reference:
+            line += (f"  -> {best[name] / best[reference]:.2f}x {reference}, "
+                     f"RSS {peak[name] / peak[reference]:.2f}x")
         print(line, flush=True)
 
 
