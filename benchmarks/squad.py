@@ -128,6 +128,8 @@ def run_torch(args, train_features, eval_examples, eval_features):
                          start_positions=torch.from_numpy(train_features.start_positions[idx]).long(),
                          end_positions=torch.from_numpy(train_features.end_positions[idx]).long()).loss
             loss.backward()
+            if args.clip_norm:
+                torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip_norm)
             optimizer.step()
             scheduler.step()
             optimizer.zero_grad()
@@ -164,6 +166,9 @@ def main():
     parser.add_argument("--epochs", type=float, default=1.0)
     parser.add_argument("--max_train_examples", type=int, default=800)
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--clip_norm", type=float, default=0.0,
+                        help="Global gradient-norm clip of the torch loop "
+                             "(tfbert always clips at 1.0); 0 = none.")
     parser.add_argument("--skip", choices=["tfbert", "torch"], default=None)
     args = parser.parse_args()
     os.makedirs(args.out, exist_ok=True)
