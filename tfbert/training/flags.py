@@ -33,6 +33,7 @@ def define_training_flags(max_seq_length=128, train_batch_size=32,
     flags.DEFINE_float("warmup_proportion", 0.1,
                        "Fraction of steps of linear warmup.")
     flags.DEFINE_float("weight_decay", 0.01, "AdamW weight decay.")
+    flags.DEFINE_float("adam_epsilon", 1e-6, "Adam epsilon.")
     flags.DEFINE_integer("gradient_accumulation_steps", 1,
                          "Batches per optimizer update.")
     flags.DEFINE_float("layerwise_lr_decay", None,
@@ -74,6 +75,7 @@ def training_config(FLAGS):
         learning_rate=FLAGS.learning_rate,
         warmup_proportion=FLAGS.warmup_proportion,
         weight_decay=FLAGS.weight_decay,
+        adam_epsilon=FLAGS.adam_epsilon,
         gradient_accumulation_steps=FLAGS.gradient_accumulation_steps,
         layerwise_lr_decay=FLAGS.layerwise_lr_decay,
         checkpoint_steps=FLAGS.checkpoint_steps,

@@ -83,7 +83,7 @@ class LayerwiseDecayAdamW(keras.optimizers.AdamW):
 
 
 def create_optimizer(learning_rate, total_steps, warmup_steps,
-                     weight_decay=0.01, clip_norm=1.0,
+                     weight_decay=0.01, clip_norm=1.0, epsilon=1e-6,
                      gradient_accumulation_steps=1, layerwise_decay=None,
                      num_layers=None):
     """Returns BERT's fine-tuning optimizer.
@@ -100,6 +100,9 @@ def create_optimizer(learning_rate, total_steps, warmup_steps,
       warmup_steps: steps of linear warmup.
       weight_decay: decoupled weight-decay rate.
       clip_norm: global gradient-norm clip; None to disable.
+      epsilon: Adam epsilon. Keras adds it to sqrt(v) before bias
+        correction, so early in training it weighs more than the same value
+        in PyTorch's AdamW.
       gradient_accumulation_steps: batches whose gradients are averaged per
         update.
       layerwise_decay: if set, per-layer learning-rate factor (e.g. 0.9);
@@ -108,7 +111,7 @@ def create_optimizer(learning_rate, total_steps, warmup_steps,
     kwargs = dict(
         learning_rate=WarmupLinearDecay(learning_rate, total_steps,
                                         warmup_steps),
-        weight_decay=weight_decay, beta_1=0.9, beta_2=0.999, epsilon=1e-6,
+        weight_decay=weight_decay, beta_1=0.9, beta_2=0.999, epsilon=epsilon,
         global_clipnorm=clip_norm,
         gradient_accumulation_steps=(gradient_accumulation_steps
                                      if gradient_accumulation_steps > 1

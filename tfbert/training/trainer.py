@@ -29,6 +29,7 @@ class TrainingConfig:
       learning_rate: peak learning rate.
       warmup_proportion: fraction of steps with linear warmup.
       weight_decay: AdamW decoupled weight decay.
+      adam_epsilon: Adam epsilon.
       gradient_accumulation_steps: batches per optimizer update.
       layerwise_lr_decay: per-layer learning-rate factor, or None.
       checkpoint_steps: batches between checkpoints; None = once per epoch.
@@ -44,6 +45,7 @@ class TrainingConfig:
     learning_rate: float = 5e-5
     warmup_proportion: float = 0.1
     weight_decay: float = 0.01
+    adam_epsilon: float = 1e-6
     gradient_accumulation_steps: int = 1
     layerwise_lr_decay: float | None = None
     checkpoint_steps: int | None = None
@@ -137,7 +139,7 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
         optimizer = create_optimizer(
             config.learning_rate, total_steps=total_batches,
             warmup_steps=int(config.warmup_proportion * total_batches),
-            weight_decay=config.weight_decay,
+            weight_decay=config.weight_decay, epsilon=config.adam_epsilon,
             gradient_accumulation_steps=config.gradient_accumulation_steps,
             layerwise_decay=config.layerwise_lr_decay,
             num_layers=(model.encoder.config.num_layers
