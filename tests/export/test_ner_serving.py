@@ -2,8 +2,6 @@
 
 import json
 import re
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -51,7 +49,8 @@ def _python_decoding(model, tokenizer, text):
 
 
 @pytest.mark.parametrize("use_crf", [False, True])
-def test_raw_text_signature_matches_python(tmp_path, minilm_dir, use_crf):
+def test_raw_text_signature_matches_python(tmp_path, minilm_dir, use_crf,
+                                           run_fresh_python):
     tokenizer = BertTokenizer.from_pretrained(minilm_dir)
     encoder = BertEncoder(BertConfig(
         vocab_size=tokenizer.vocab_size, hidden_size=32, num_layers=2,
@@ -69,11 +68,7 @@ def test_raw_text_signature_matches_python(tmp_path, minilm_dir, use_crf):
                               module.signatures())
     assert unservable_ops(path) == []
 
-    result = subprocess.run(
-        [sys.executable, "-c", LOAD_AND_CALL, path, json.dumps(TEXTS)],
-        capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    out = json.loads(result.stdout.strip().splitlines()[-1])
+    out = run_fresh_python(LOAD_AND_CALL, path, json.dumps(TEXTS))
 
     found_entities = 0
     for i, text in enumerate(TEXTS):

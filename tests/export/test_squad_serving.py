@@ -2,8 +2,6 @@
 a fresh process that imports only tensorflow and tensorflow_text."""
 
 import json
-import subprocess
-import sys
 import textwrap
 
 import keras
@@ -126,7 +124,8 @@ def test_v1_module_matches_python(setup):
     _assert_same_answers(served, expected, examples, version_2=False)
 
 
-def test_exported_v2_model_matches_python_in_a_fresh_process(setup, tmp_path):
+def test_exported_v2_model_matches_python_in_a_fresh_process(setup, tmp_path,
+                                                             run_fresh_python):
     examples, features, logits = setup[2:]
     threshold, expected = _expected(setup, version_2=True)
     module = _module(setup, True, threshold)
@@ -142,11 +141,7 @@ def test_exported_v2_model_matches_python_in_a_fresh_process(setup, tmp_path):
               "ids": {k: v[:4].tolist()
                       for k, v in features.model_inputs().items()}}
     (tmp_path / "inputs.json").write_text(json.dumps(inputs))
-    run = subprocess.run([sys.executable, "-c", _SERVE, path,
-                          str(tmp_path / "inputs.json")],
-                         capture_output=True, text=True, timeout=300)
-    assert run.returncode == 0, run.stderr[-3000:]
-    served = json.loads(run.stdout)
+    served = run_fresh_python(_SERVE, path, tmp_path / "inputs.json")
     _assert_same_answers(served, expected, examples, version_2=True)
     for name in ("start_logits", "end_logits"):
         np.testing.assert_allclose(served[name], logits[name][:4], atol=1e-4)

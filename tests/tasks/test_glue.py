@@ -125,7 +125,7 @@ print(json.dumps({"probabilities": out["probabilities"].numpy().tolist(),
 
 
 def test_pair_export_serves_in_fresh_process(tmp_path, shared_data_dir,
-                                             tiny_checkpoint):
+                                             tiny_checkpoint, run_fresh_python):
     import tensorflow as tf
 
     from tasks import glue as glue_task
@@ -150,11 +150,7 @@ def test_pair_export_serves_in_fresh_process(tmp_path, shared_data_dir,
     assert int(tf.reduce_sum(features["input_type_ids"])) > 0
     expected = tf.nn.softmax(model(features, training=False)).numpy()
 
-    result = subprocess.run(
-        [sys.executable, "-c", FRESH_PROCESS, str(version), json.dumps(pairs)],
-        env=ENV, capture_output=True, text=True, timeout=300)
-    assert result.returncode == 0, result.stderr[-3000:]
-    served = json.loads(result.stdout.strip().splitlines()[-1])
+    served = run_fresh_python(FRESH_PROCESS, version, json.dumps(pairs))
     np.testing.assert_allclose(served["probabilities"], expected, atol=1e-5)
     assert served["label"] == [task.labels[i] for i in expected.argmax(-1)]
 

@@ -2,8 +2,6 @@
 
 import csv
 import json
-import subprocess
-import sys
 
 import keras
 import numpy as np
@@ -154,7 +152,8 @@ def test_dataset_map_on_batches(tokenizer, pairs):
     assert batches[0]["input_word_ids"].shape == (32, 32)
 
 
-def test_saved_model_in_plain_tensorflow_process(tokenizer, pairs, tmp_path):
+def test_saved_model_in_plain_tensorflow_process(tokenizer, pairs, tmp_path,
+                                                  run_fresh_python):
     pre = BertPreprocessor(tokenizer, seq_length=32)
     module = tf.Module()
     module.preprocessor = pre
@@ -178,11 +177,8 @@ def test_saved_model_in_plain_tensorflow_process(tokenizer, pairs, tmp_path):
         "assert not any(k.startswith('tfbert') for k in sys.modules)\n"
         "print(json.dumps([{k: v.numpy().tolist() for k, v in d.items()}"
         " for d in (single, pair)]))\n")
-    result = subprocess.run([sys.executable, "-c", code],
-                            input=json.dumps([first, second]),
-                            capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr[-3000:]
-    single, pair = json.loads(result.stdout.strip().splitlines()[-1])
+    single, pair = run_fresh_python(code, stdin=json.dumps([first, second]),
+                                    timeout=120)
     for loaded, inputs in ((single, tf.constant(first)),
                            (pair, (tf.constant(first), tf.constant(second)))):
         expected = pre(inputs)

@@ -7,8 +7,6 @@ BertPreTokenizer, WordPiece) with special tokens, truncation and padding off.
 import csv
 import itertools
 import json
-import subprocess
-import sys
 import unicodedata
 
 import numpy as np
@@ -330,7 +328,8 @@ def test_tf_function_and_dataset_map(ours):
     assert got == ours.tokenize_with_offsets(texts)[2].to_list()
 
 
-def test_saved_model_in_plain_tensorflow_process(ours, tmp_path):
+def test_saved_model_in_plain_tensorflow_process(ours, tmp_path,
+                                                  run_fresh_python):
     module = tf.Module()
     module.tokenizer = ours
     module.tokenize = tf.function(
@@ -352,11 +351,8 @@ def test_saved_model_in_plain_tensorflow_process(ours, tmp_path):
         "assert not any(k.startswith('tfbert') for k in sys.modules)\n"
         "print(json.dumps([ids.to_list(), s.to_list(), e.to_list(),"
         " w.to_list()]))\n")
-    result = subprocess.run([sys.executable, "-c", code],
-                            input=json.dumps([texts, words]),
-                            capture_output=True, text=True, timeout=120)
-    assert result.returncode == 0, result.stderr[-3000:]
-    loaded = json.loads(result.stdout.strip().splitlines()[-1])
+    loaded = run_fresh_python(code, stdin=json.dumps([texts, words]),
+                              timeout=120)
     ids, starts, ends = ours.tokenize_with_offsets(texts)
     assert loaded == [ids.to_list(), starts.to_list(), ends.to_list(),
                       ours.tokenize_words(words).to_list()]
