@@ -6,8 +6,7 @@ import pytest
 
 from tfbert import BertConfig, BertEncoder
 from tfbert.models import BertClassifier
-from tfbert.training import WarmupLinearDecay, create_optimizer
-from tfbert.training.optimization import AdamW
+from tfbert.training import AdamW, WarmupLinearDecay, create_optimizer
 
 
 def _tiny_classifier():

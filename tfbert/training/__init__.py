@@ -3,7 +3,8 @@ distribution, resumable `fit`, flags."""
 
 from tfbert.training.distribution import get_strategy, split_cpu
 from tfbert.training.optimization import (
-    NO_DECAY_NAMES, WarmupLinearDecay, create_optimizer)
+    NO_DECAY_NAMES, AdamW, LayerwiseDecayAdamW, WarmupLinearDecay,
+    create_optimizer)
 from tfbert.training.precision import set_mixed_precision
 from tfbert.training.trainer import (
     TrainingConfig, is_chief, restore_trained_weights, train)

@@ -1,0 +1,188 @@
+"""SQuAD fine-tuning, tfbert vs HF PyTorch on IDENTICAL batches.
+
+    PYTHONPATH=. python -m benchmarks.squad_same_batches --framework=tfbert \
+      --dropout=0.1 --seed=42 --out=runs/squad_same_batches
+    PYTHONPATH=. python -m benchmarks.squad_same_batches --framework=torch \
+      --dropout=0.1 --seed=42 --out=runs/squad_same_batches
+
+A controlled version of `benchmarks/squad.py`: both frameworks see the same
+features in the same batch order (one permutation from `--order_seed`), start
+from the same span-head weights (tfbert's initialisation, saved by the tfbert
+run and loaded by the torch run — run tfbert first), minimise the same
+objective (start/end cross-entropy with padding masked out of the softmax, as
+tfbert's head does) with the same optimizer settings (AdamW, epsilon 1e-8,
+weight decay 0.01 without bias/LayerNorm, clipping 1.0, 10 % warmup then
+linear decay) and are scored by the same post-processing and metric code.
+tfbert trains through `tfbert.training.train` (Keras `fit`). With
+`--dropout=0` the only remaining difference is floating-point rounding; with
+dropout the random masks differ too. Prints one JSON line.
+"""
+
+import argparse
+import json
+import math
+import os
+import shutil
+import time
+
+import numpy as np
+
+from benchmarks.squad import split_by_article
+
+
+def load_features(args):
+    from tfbert.data import squad
+    from tfbert.text.bert_tokenizer import BertTokenizer
+
+    paths = split_by_article(args.out)
+    tokenizer = BertTokenizer.from_pretrained(args.checkpoint)
+    convert = dict(tokenizer=tokenizer, max_seq_length=args.max_seq_length,
+                   doc_stride=args.doc_stride)
+    train_examples = squad.read_squad_examples(
+        paths["train"])[:args.max_train_examples]
+    train = squad.convert_examples_to_features(train_examples, is_training=True,
+                                               **convert)
+    eval_examples = squad.read_squad_examples(paths["eval"])
+    return (train, eval_examples,
+            squad.convert_examples_to_features(eval_examples, **convert))
+
+
+def run_tfbert(args, inputs, labels, steps, eval_features, head_path):
+    import keras
+    import tensorflow as tf
+
+    from tasks import squad as squad_task
+    from tfbert.models import BertEncoder, BertSpanLabeler
+    from tfbert.training import TrainingConfig, train
+
+    keras.utils.set_random_seed(args.seed)
+    model = BertSpanLabeler(BertEncoder.from_pretrained(
+        args.checkpoint, hidden_dropout=args.dropout,
+        attention_dropout=args.dropout))
+    kernel, bias = (w.numpy() for w in model.head.dense.weights)
+    np.savez(head_path, kernel=kernel, bias=bias)
+    dataset = tf.data.Dataset.from_tensor_slices((inputs, labels)).batch(
+        args.batch_size).map(squad_task._trim_to_longest)
+    loss, loss_weights = squad_task.span_loss()
+    model_dir = os.path.join(args.out, f"tfbert_{args.dropout}_{args.seed}")
+    shutil.rmtree(model_dir, ignore_errors=True)  # never resume an old run
+    config = TrainingConfig(
+        model_dir=model_dir,
+        num_train_epochs=1.0, learning_rate=args.learning_rate,
+        adam_epsilon=1e-8, seed=args.seed, verbose=2)
+    history = train(model, dataset, steps_per_epoch=steps, config=config,
+                    loss=loss, loss_weights=loss_weights)
+    return (squad_task.predict_logits(model, eval_features, 64),
+            history.history["loss"][-1])
+
+
+def run_torch(args, inputs, labels, steps, eval_features, head_path):
+    import torch
+    from transformers import BertForQuestionAnswering
+
+    from benchmarks.common import torch_adamw
+    from tfbert.presets import get_preset
+
+    torch.manual_seed(args.seed)
+    model = BertForQuestionAnswering.from_pretrained(
+        str(get_preset(args.checkpoint).directory()),
+        hidden_dropout_prob=args.dropout,
+        attention_probs_dropout_prob=args.dropout)
+    head = np.load(head_path)
+    with torch.no_grad():
+        model.qa_outputs.weight.copy_(torch.from_numpy(head["kernel"].T))
+        model.qa_outputs.bias.copy_(torch.from_numpy(head["bias"]))
+    optimizer = torch_adamw(model, args.learning_rate, eps=1e-8)
+    warmup = int(0.1 * steps)
+    scheduler = torch.optim.lr_scheduler.LambdaLR(
+        optimizer, lambda s: s / warmup if s < warmup
+        else max(0.0, (steps - s) / max(1, steps - warmup)))
+
+    def logits(features, rows):
+        length = int(features["input_mask"][rows].sum(1).max())
+        mask = torch.from_numpy(features["input_mask"][rows, :length]).long()
+        out = model(
+            input_ids=torch.from_numpy(
+                features["input_word_ids"][rows, :length]).long(),
+            attention_mask=mask,
+            token_type_ids=torch.from_numpy(
+                features["input_type_ids"][rows, :length]).long())
+        padding = (1 - mask.float()) * -1e9
+        return out.start_logits + padding, out.end_logits + padding
+
+    model.train()
+    total = 0.0
+    n = len(labels["start_logits"])
+    for step in range(steps):
+        rows = np.arange(step * args.batch_size,
+                         min(n, (step + 1) * args.batch_size))
+        start, end = logits(inputs, rows)
+        cross_entropy = torch.nn.functional.cross_entropy
+        loss = 0.5 * (
+            cross_entropy(start, torch.from_numpy(labels["start_logits"][rows]).long())
+            + cross_entropy(end, torch.from_numpy(labels["end_logits"][rows]).long()))
+        loss.backward()
+        total += float(loss)
+        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
+        optimizer.step()
+        scheduler.step()
+        optimizer.zero_grad()
+
+    model.eval()
+    width = eval_features.input_word_ids.shape[1]
+    eval_inputs = eval_features.model_inputs()
+    starts, ends = [], []
+    with torch.no_grad():
+        for i in range(0, len(eval_features), 64):
+            rows = np.arange(i, min(i + 64, len(eval_features)))
+            for out, acc in zip(logits(eval_inputs, rows), (starts, ends)):
+                out = out.numpy()
+                acc.append(np.pad(out, [[0, 0], [0, width - out.shape[1]]],
+                                  constant_values=-1e9))
+    return (np.concatenate(starts), np.concatenate(ends)), total / steps
+
+
+def main():
+    parser = argparse.ArgumentParser()
+    parser.add_argument("--framework", choices=["tfbert", "torch"],
+                        required=True)
+    parser.add_argument("--out", default="runs/squad_same_batches")
+    parser.add_argument("--checkpoint", default="minilm-l6-h384-uncased")
+    parser.add_argument("--dropout", type=float, default=0.1)
+    parser.add_argument("--seed", type=int, default=42,
+                        help="Weights of the head (tfbert run) and dropout.")
+    parser.add_argument("--order_seed", type=int, default=42)
+    parser.add_argument("--max_train_examples", type=int, default=2000)
+    parser.add_argument("--max_seq_length", type=int, default=256)
+    parser.add_argument("--doc_stride", type=int, default=128)
+    parser.add_argument("--batch_size", type=int, default=16)
+    parser.add_argument("--learning_rate", type=float, default=1e-4)
+    args = parser.parse_args()
+    os.makedirs(args.out, exist_ok=True)
+
+    from tfbert.data.squad_postprocess import postprocess_predictions
+    from tfbert.metrics.squad import squad_v1_metrics
+
+    train, eval_examples, eval_features = load_features(args)
+    order = np.random.default_rng(args.order_seed).permutation(len(train))
+    inputs = {k: v[order] for k, v in train.model_inputs().items()}
+    labels = {k: v[order] for k, v in train.labels().items()}
+    steps = math.ceil(len(train) / args.batch_size)
+    head_path = os.path.join(args.out, f"head_seed{args.seed}.npz")
+    run = run_tfbert if args.framework == "tfbert" else run_torch
+    start = time.perf_counter()
+    (start_logits, end_logits), train_loss = run(
+        args, inputs, labels, steps, eval_features, head_path)
+    result = postprocess_predictions(eval_examples, eval_features,
+                                     start_logits, end_logits)
+    metrics = squad_v1_metrics(eval_examples, result.predictions)
+    print(json.dumps({"framework": args.framework, "dropout": args.dropout,
+                      "seed": args.seed, "steps": steps,
+                      "mean_train_loss": round(train_loss, 4),
+                      "exact_match": round(metrics["exact_match"], 2),
+                      "f1": round(metrics["f1"], 2),
+                      "wall_s": round(time.perf_counter() - start)}))
+
+
+if __name__ == "__main__":
+    main()
