@@ -58,13 +58,13 @@ def run_tfbert(args, inputs, labels, steps, eval_features, head_path):
     keras.utils.set_random_seed(args.seed)
     model = BertSpanLabeler(BertEncoder.from_pretrained(
         args.checkpoint, hidden_dropout=args.dropout,
-        attention_dropout=args.dropout))
+        attention_dropout=args.attention_dropout))
     kernel, bias = (w.numpy() for w in model.head.dense.weights)
     np.savez(head_path, kernel=kernel, bias=bias)
     dataset = tf.data.Dataset.from_tensor_slices((inputs, labels)).batch(
         args.batch_size).map(squad_task._trim_to_longest)
     loss, loss_weights = squad_task.span_loss()
-    model_dir = os.path.join(args.out, f"tfbert_{args.dropout}_{args.seed}")
+    model_dir = os.path.join(args.out, "tfbert_run")
     shutil.rmtree(model_dir, ignore_errors=True)  # never resume an old run
     config = TrainingConfig(
         model_dir=model_dir,
@@ -87,7 +87,7 @@ def run_torch(args, inputs, labels, steps, eval_features, head_path):
     model = BertForQuestionAnswering.from_pretrained(
         str(get_preset(args.checkpoint).directory()),
         hidden_dropout_prob=args.dropout,
-        attention_probs_dropout_prob=args.dropout)
+        attention_probs_dropout_prob=args.attention_dropout)
     head = np.load(head_path)
     with torch.no_grad():
         model.qa_outputs.weight.copy_(torch.from_numpy(head["kernel"].T))
@@ -148,7 +148,12 @@ def main():
                         required=True)
     parser.add_argument("--out", default="runs/squad_same_batches")
     parser.add_argument("--checkpoint", default="minilm-l6-h384-uncased")
-    parser.add_argument("--dropout", type=float, default=0.1)
+    parser.add_argument("--dropout", type=float, default=0.1,
+                        help="Hidden-state dropout (embeddings, attention "
+                             "output, FFN output).")
+    parser.add_argument("--attention_dropout", type=float, default=None,
+                        help="Dropout on attention probabilities; default "
+                             "--dropout.")
     parser.add_argument("--seed", type=int, default=42,
                         help="Weights of the head (tfbert run) and dropout.")
     parser.add_argument("--order_seed", type=int, default=42)
@@ -158,6 +163,8 @@ def main():
     parser.add_argument("--batch_size", type=int, default=16)
     parser.add_argument("--learning_rate", type=float, default=1e-4)
     args = parser.parse_args()
+    if args.attention_dropout is None:
+        args.attention_dropout = args.dropout
     os.makedirs(args.out, exist_ok=True)
 
     from tfbert.data.squad_postprocess import postprocess_predictions
@@ -177,6 +184,7 @@ def main():
                                      start_logits, end_logits)
     metrics = squad_v1_metrics(eval_examples, result.predictions)
     print(json.dumps({"framework": args.framework, "dropout": args.dropout,
+                      "attention_dropout": args.attention_dropout,
                       "seed": args.seed, "steps": steps,
                       "mean_train_loss": round(train_loss, 4),
                       "exact_match": round(metrics["exact_match"], 2),
