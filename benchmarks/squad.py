@@ -88,9 +88,45 @@ def run_tfbert(args, paths):
         return json.load(f), wall, args.batch_size / step_s
 
 
+def torch_inputs(features, rows):
+    """HF keyword inputs (int64 tensors) of `features` rows, trimmed to the
+    longest of them."""
+    import torch
+
+    length = int(features.input_mask[rows].sum(1).max())
+    return {name: torch.from_numpy(array[rows, :length]).long()
+            for name, array in (("input_ids", features.input_word_ids),
+                                ("attention_mask", features.input_mask),
+                                ("token_type_ids", features.input_type_ids))}
+
+
+def torch_span_logits(model, features, batch_size=64):
+    """Start and end logits of an HF QA `model` in eval mode, float32
+    [N, max_seq_length] each, padding positions at -1e9 as tfbert's head."""
+    import torch
+
+    model.eval()
+    width = features.input_word_ids.shape[1]
+    starts, ends = [], []
+    with torch.no_grad():
+        for i in range(0, len(features), batch_size):
+            inputs = torch_inputs(
+                features, np.arange(i, min(i + batch_size, len(features))))
+            out = model(**inputs)
+            padding = inputs["attention_mask"].numpy() == 0
+            for logits, acc in ((out.start_logits, starts),
+                                (out.end_logits, ends)):
+                logits = np.where(padding, -1e9, logits.numpy())
+                acc.append(np.pad(logits,
+                                  [[0, 0], [0, width - logits.shape[1]]],
+                                  constant_values=-1e9))
+    return np.concatenate(starts), np.concatenate(ends)
+
+
 def run_torch(args, train_features, eval_examples, eval_features):
     import torch
-    from transformers import BertForQuestionAnswering
+    from transformers import (BertForQuestionAnswering,
+                              get_linear_schedule_with_warmup)
 
     from benchmarks.common import torch_adamw
     from tfbert.data.squad_postprocess import postprocess_predictions
@@ -103,16 +139,8 @@ def run_torch(args, train_features, eval_examples, eval_features):
     optimizer = torch_adamw(model, args.learning_rate)
     n = len(train_features)
     steps = math.ceil(args.epochs * math.ceil(n / args.batch_size))
-    warmup = int(0.1 * steps)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: s / max(1, warmup) if s < warmup
-        else max(0.0, (steps - s) / max(1, steps - warmup)))
-
-    def batch(features, idx):
-        length = int(features.input_mask[idx].sum(1).max())
-        return {"input_ids": torch.from_numpy(features.input_word_ids[idx, :length]).long(),
-                "attention_mask": torch.from_numpy(features.input_mask[idx, :length]).long(),
-                "token_type_ids": torch.from_numpy(features.input_type_ids[idx, :length]).long()}
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(0.1 * steps),
+                                                steps)
 
     rng = np.random.default_rng(args.seed)
     start = time.perf_counter()
@@ -124,7 +152,7 @@ def run_torch(args, train_features, eval_examples, eval_features):
             if done == steps:
                 break
             idx = order[i:i + args.batch_size]
-            loss = model(**batch(train_features, idx),
+            loss = model(**torch_inputs(train_features, idx),
                          start_positions=torch.from_numpy(train_features.start_positions[idx]).long(),
                          end_positions=torch.from_numpy(train_features.end_positions[idx]).long()).loss
             loss.backward()
@@ -136,21 +164,8 @@ def run_torch(args, train_features, eval_examples, eval_features):
             done += 1
     train_time = time.perf_counter() - start
 
-    model.eval()
-    width = eval_features.input_word_ids.shape[1]
-    starts, ends = [], []
-    with torch.no_grad():
-        for i in range(0, len(eval_features), 64):
-            idx = np.arange(i, min(i + 64, len(eval_features)))
-            inputs = batch(eval_features, idx)
-            out = model(**inputs)
-            mask = inputs["attention_mask"].numpy() == 0
-            pad = [[0, 0], [0, width - mask.shape[1]]]
-            for logits, acc in ((out.start_logits, starts), (out.end_logits, ends)):
-                logits = np.where(mask, -1e9, logits.numpy())
-                acc.append(np.pad(logits, pad, constant_values=-1e9))
-    result = postprocess_predictions(eval_examples, eval_features,
-                                     np.concatenate(starts), np.concatenate(ends))
+    starts, ends = torch_span_logits(model, eval_features)
+    result = postprocess_predictions(eval_examples, eval_features, starts, ends)
     wall = time.perf_counter() - start
     return squad_v1_metrics(eval_examples, result.predictions), train_time, wall, steps
 

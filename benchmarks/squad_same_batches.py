@@ -19,6 +19,7 @@ dropout the random masks differ too. Prints one JSON line.
 """
 
 import argparse
+import dataclasses
 import json
 import math
 import os
@@ -47,9 +48,8 @@ def load_features(args):
             squad.convert_examples_to_features(eval_examples, **convert))
 
 
-def run_tfbert(args, inputs, labels, steps, eval_features, head_path):
+def run_tfbert(args, features, eval_features, head_path):
     import keras
-    import tensorflow as tf
 
     from tasks import squad as squad_task
     from tfbert.models import BertEncoder, BertSpanLabeler
@@ -61,8 +61,9 @@ def run_tfbert(args, inputs, labels, steps, eval_features, head_path):
         attention_dropout=args.attention_dropout))
     kernel, bias = (w.numpy() for w in model.head.dense.weights)
     np.savez(head_path, kernel=kernel, bias=bias)
-    dataset = tf.data.Dataset.from_tensor_slices((inputs, labels)).batch(
-        args.batch_size).map(squad_task._trim_to_longest)
+    # training=False: the features are already in the shared batch order.
+    dataset, steps = squad_task.build_dataset(features, args.batch_size,
+                                              training=False)
     loss, loss_weights = squad_task.span_loss()
     model_dir = os.path.join(args.out, "tfbert_run")
     shutil.rmtree(model_dir, ignore_errors=True)  # never resume an old run
@@ -76,11 +77,13 @@ def run_tfbert(args, inputs, labels, steps, eval_features, head_path):
             history.history["loss"][-1])
 
 
-def run_torch(args, inputs, labels, steps, eval_features, head_path):
+def run_torch(args, features, eval_features, head_path):
     import torch
-    from transformers import BertForQuestionAnswering
+    from transformers import (BertForQuestionAnswering,
+                              get_linear_schedule_with_warmup)
 
     from benchmarks.common import torch_adamw
+    from benchmarks.squad import torch_inputs, torch_span_logits
     from tfbert.presets import get_preset
 
     torch.manual_seed(args.seed)
@@ -92,54 +95,31 @@ def run_torch(args, inputs, labels, steps, eval_features, head_path):
     with torch.no_grad():
         model.qa_outputs.weight.copy_(torch.from_numpy(head["kernel"].T))
         model.qa_outputs.bias.copy_(torch.from_numpy(head["bias"]))
+    steps = math.ceil(len(features) / args.batch_size)
     optimizer = torch_adamw(model, args.learning_rate, eps=1e-8)
-    warmup = int(0.1 * steps)
-    scheduler = torch.optim.lr_scheduler.LambdaLR(
-        optimizer, lambda s: s / warmup if s < warmup
-        else max(0.0, (steps - s) / max(1, steps - warmup)))
-
-    def logits(features, rows):
-        length = int(features["input_mask"][rows].sum(1).max())
-        mask = torch.from_numpy(features["input_mask"][rows, :length]).long()
-        out = model(
-            input_ids=torch.from_numpy(
-                features["input_word_ids"][rows, :length]).long(),
-            attention_mask=mask,
-            token_type_ids=torch.from_numpy(
-                features["input_type_ids"][rows, :length]).long())
-        padding = (1 - mask.float()) * -1e9
-        return out.start_logits + padding, out.end_logits + padding
-
+    scheduler = get_linear_schedule_with_warmup(optimizer, int(0.1 * steps),
+                                                steps)
     model.train()
     total = 0.0
-    n = len(labels["start_logits"])
     for step in range(steps):
         rows = np.arange(step * args.batch_size,
-                         min(n, (step + 1) * args.batch_size))
-        start, end = logits(inputs, rows)
+                         min(len(features), (step + 1) * args.batch_size))
+        inputs = torch_inputs(features, rows)
+        out = model(**inputs)
+        padding = (1 - inputs["attention_mask"].float()) * -1e9
         cross_entropy = torch.nn.functional.cross_entropy
         loss = 0.5 * (
-            cross_entropy(start, torch.from_numpy(labels["start_logits"][rows]).long())
-            + cross_entropy(end, torch.from_numpy(labels["end_logits"][rows]).long()))
+            cross_entropy(out.start_logits + padding,
+                          torch.from_numpy(features.start_positions[rows]).long())
+            + cross_entropy(out.end_logits + padding,
+                            torch.from_numpy(features.end_positions[rows]).long()))
         loss.backward()
         total += float(loss)
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
         scheduler.step()
         optimizer.zero_grad()
-
-    model.eval()
-    width = eval_features.input_word_ids.shape[1]
-    eval_inputs = eval_features.model_inputs()
-    starts, ends = [], []
-    with torch.no_grad():
-        for i in range(0, len(eval_features), 64):
-            rows = np.arange(i, min(i + 64, len(eval_features)))
-            for out, acc in zip(logits(eval_inputs, rows), (starts, ends)):
-                out = out.numpy()
-                acc.append(np.pad(out, [[0, 0], [0, width - out.shape[1]]],
-                                  constant_values=-1e9))
-    return (np.concatenate(starts), np.concatenate(ends)), total / steps
+    return torch_span_logits(model, eval_features), total / steps
 
 
 def main():
@@ -167,25 +147,26 @@ def main():
         args.attention_dropout = args.dropout
     os.makedirs(args.out, exist_ok=True)
 
+    from tfbert.data.squad import SquadFeatures
     from tfbert.data.squad_postprocess import postprocess_predictions
     from tfbert.metrics.squad import squad_v1_metrics
 
     train, eval_examples, eval_features = load_features(args)
     order = np.random.default_rng(args.order_seed).permutation(len(train))
-    inputs = {k: v[order] for k, v in train.model_inputs().items()}
-    labels = {k: v[order] for k, v in train.labels().items()}
-    steps = math.ceil(len(train) / args.batch_size)
+    shuffled = SquadFeatures(**{field.name: getattr(train, field.name)[order]
+                                for field in dataclasses.fields(train)})
     head_path = os.path.join(args.out, f"head_seed{args.seed}.npz")
     run = run_tfbert if args.framework == "tfbert" else run_torch
     start = time.perf_counter()
     (start_logits, end_logits), train_loss = run(
-        args, inputs, labels, steps, eval_features, head_path)
+        args, shuffled, eval_features, head_path)
     result = postprocess_predictions(eval_examples, eval_features,
                                      start_logits, end_logits)
     metrics = squad_v1_metrics(eval_examples, result.predictions)
     print(json.dumps({"framework": args.framework, "dropout": args.dropout,
                       "attention_dropout": args.attention_dropout,
-                      "seed": args.seed, "steps": steps,
+                      "seed": args.seed,
+                      "steps": math.ceil(len(train) / args.batch_size),
                       "mean_train_loss": round(train_loss, 4),
                       "exact_match": round(metrics["exact_match"], 2),
                       "f1": round(metrics["f1"], 2),
