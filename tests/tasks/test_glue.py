@@ -197,3 +197,30 @@ def test_resume_after_sigkill_matches_uninterrupted_run(
     best_expected = json.loads((reference / "best_metrics.json").read_text())
     best_actual = json.loads((killed / "best_metrics.json").read_text())
     assert best_actual == pytest.approx(best_expected)
+
+
+def test_two_local_workers_train_and_evaluate(tmp_path, shared_data_dir,
+                                             tiny_checkpoint):
+    from tests.training.test_distribution import multi_worker_envs
+
+    # 30 dev examples: the last eval batch is partial.
+    data = _subset(shared_data_dir, "mrpc", tmp_path / "data", n_train=64,
+                   n_dev=30)
+    model_dir = tmp_path / "model"
+    workers = [subprocess.Popen(
+        [sys.executable, "-m", "tasks.glue", "--task=mrpc", "--do_train",
+         "--do_eval", "--distribution_strategy=multi_worker_mirrored",
+         *_common(tiny_checkpoint, data, model_dir)],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True) for env in multi_worker_envs(2)]
+    for worker in workers:
+        stdout, stderr = worker.communicate(timeout=600)
+        assert worker.returncode == 0, stdout[-2000:] + stderr[-4000:]
+    results = json.loads((model_dir / "eval_results.json").read_text())
+    assert results["dev"]["num_examples"] == 30
+    # The evaluation inside `fit` predicts under the strategy, each worker on
+    # part of every batch; the final one runs locally on the same weights.
+    best = json.loads((model_dir / "best_metrics.json").read_text())
+    assert best == pytest.approx(results["dev"])
+    worker_best = model_dir / "worker_tmp" / "1" / "best_metrics.json"
+    assert json.loads(worker_best.read_text()) == best

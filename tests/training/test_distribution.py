@@ -2,6 +2,7 @@
 
 import json
 import os
+import socket
 import subprocess
 import sys
 
@@ -42,6 +43,45 @@ def test_mirrored_on_two_cpus_matches_one_device(tmp_path):
     assert len(one["loss"]) == len(mirrored["loss"]) == 8
     np.testing.assert_allclose(mirrored["loss"], one["loss"], rtol=1e-4)
     assert one["loss"][-1] < one["loss"][0]
+    np.testing.assert_allclose(mirrored["distributed_logits"],
+                               one["local_logits"], atol=1e-5)
+
+
+def free_ports(count):
+    """Loopback ports free right now, for a local multi-worker cluster."""
+    sockets = [socket.socket() for _ in range(count)]
+    for s in sockets:
+        s.bind(("127.0.0.1", 0))
+    ports = [s.getsockname()[1] for s in sockets]
+    for s in sockets:
+        s.close()
+    return ports
+
+
+def multi_worker_envs(num_workers):
+    """One environment per worker process, with `TF_CONFIG` on loopback."""
+    workers = [f"127.0.0.1:{port}" for port in free_ports(num_workers)]
+    return [dict(ENV, TF_CONFIG=json.dumps({
+        "cluster": {"worker": workers},
+        "task": {"type": "worker", "index": index}}))
+        for index in range(num_workers)]
+
+
+def test_two_local_workers_match_one_device(tmp_path):
+    one = _finish(*_train(tmp_path, "one", "--strategy=one_device"))
+    workers = [_train(tmp_path, "multi", "--strategy=multi_worker_mirrored",
+                      env=env) for env in multi_worker_envs(2)]
+    results = [_finish(*worker) for worker in workers]
+    chief = results[0]
+    assert chief["replicas"] == 2
+    np.testing.assert_allclose(chief["loss"], one["loss"], rtol=1e-4)
+    assert np.shape(chief["distributed_logits"]) == (60, 2)
+    np.testing.assert_allclose(chief["distributed_logits"],
+                               chief["local_logits"], atol=1e-6)
+    np.testing.assert_allclose(chief["local_logits"], one["local_logits"],
+                               atol=1e-5)
+    # Only the chief writes the checkpoints the run resumes from.
+    assert (tmp_path / "multi" / "checkpoints" / "checkpoint").exists()
 
 
 @pytest.fixture

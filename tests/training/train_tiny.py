@@ -49,10 +49,19 @@ def main(argv):
                               checkpoint_steps=1, verbose=0),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
         strategy=strategy)
+    # Prediction under the strategy (as inside `fit`, for evaluation), on 60
+    # examples so the last batch is partial, and locally outside its scope.
+    eval_dataset = tf.data.Dataset.from_tensor_slices(
+        {name: value[:60] for name, value in features.items()}).batch(16)
+    with strategy.scope():
+        distributed = model.predict(eval_dataset, verbose=0)
+    local = model.predict(eval_dataset, verbose=0)
     if is_chief(strategy):
         with open(FLAGS.output, "w") as f:
             json.dump({"loss": history.history["loss"],
-                       "replicas": strategy.num_replicas_in_sync}, f)
+                       "replicas": strategy.num_replicas_in_sync,
+                       "distributed_logits": distributed.tolist(),
+                       "local_logits": local.tolist()}, f)
 
 
 if __name__ == "__main__":

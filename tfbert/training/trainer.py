@@ -9,12 +9,14 @@ the batches it had consumed, so it continues the same trajectory.
 """
 
 import dataclasses
+import functools
 import json
 import math
 import os
 
 import keras
 import tensorflow as tf
+from keras import tree
 
 from tfbert.training.optimization import create_optimizer
 
@@ -70,18 +72,20 @@ def is_chief(strategy):
 
 class _ChunkCheckpoint(keras.callbacks.Callback):
     """Saves the training state after each chunk and, with `evaluate_fn`,
-    keeps the weights that score best on `best_metric`."""
+    keeps the weights that score best on `best_metric` in `output_dir`.
+
+    Every worker of a multi-worker run saves (saving runs collective ops that
+    need all of them), each into its own `output_dir`."""
 
     def __init__(self, manager, progress, chunks_per_epoch, evaluate_fn,
-                 best_metric, model_dir, write):
+                 best_metric, output_dir):
         super().__init__()
         self.manager = manager
         self.progress = progress
         self.chunks_per_epoch = chunks_per_epoch
         self.evaluate_fn = evaluate_fn
         self.best_metric = best_metric
-        self.model_dir = model_dir
-        self.write = write
+        self.output_dir = output_dir
 
     def on_epoch_end(self, epoch, logs=None):
         self.progress.assign(epoch + 1)
@@ -89,14 +93,14 @@ class _ChunkCheckpoint(keras.callbacks.Callback):
             metrics = self.evaluate_fn()
             print(f"eval after epoch {(epoch + 1) // self.chunks_per_epoch}: "
                   + json.dumps(metrics, sort_keys=True))
-            best_path = os.path.join(self.model_dir, "best_metrics.json")
+            best_path = os.path.join(self.output_dir, "best_metrics.json")
             best = None
             if os.path.exists(best_path):
                 with open(best_path) as f:
                     best = json.load(f)[self.best_metric]
-            if self.write and (best is None or metrics[self.best_metric] > best):
+            if best is None or metrics[self.best_metric] > best:
                 self.model.save_weights(
-                    os.path.join(self.model_dir, "best.weights.h5"))
+                    os.path.join(self.output_dir, "best.weights.h5"))
                 with open(best_path, "w") as f:
                     json.dump(metrics, f, indent=2, sort_keys=True)
         # Saved last, so a restored chunk always has its evaluation written.
@@ -127,7 +131,6 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
       The Keras `History` of the chunks run in this process.
     """
     strategy = strategy or tf.distribute.get_strategy()
-    write = is_chief(strategy)
     chunk = config.checkpoint_steps or steps_per_epoch
     total_batches = max(1, math.ceil(config.num_train_epochs * steps_per_epoch))
     num_chunks = math.ceil(total_batches / chunk)
@@ -152,11 +155,12 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
         progress = tf.Variable(0, dtype=tf.int64, trainable=False)
     checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer,
                                      progress=progress)
-    checkpoint_dir = os.path.join(config.model_dir, "checkpoints")
-    if not write:
-        checkpoint_dir = os.path.join(
-            config.model_dir, "worker_tmp",
-            str(strategy.cluster_resolver.task_id))
+    # Non-chief workers write the same files into a directory of their own.
+    output_dir = config.model_dir
+    if not is_chief(strategy):
+        output_dir = os.path.join(config.model_dir, "worker_tmp",
+                                  str(strategy.cluster_resolver.task_id))
+    checkpoint_dir = os.path.join(output_dir, "checkpoints")
     manager = tf.train.CheckpointManager(checkpoint, checkpoint_dir,
                                          max_to_keep=2)
     initial_chunk = 0
@@ -173,13 +177,38 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
     all_callbacks = [
         _ChunkCheckpoint(manager, progress,
                          chunks_per_epoch or num_chunks, evaluate_fn,
-                         best_metric, config.model_dir, write),
-        keras.callbacks.TensorBoard(os.path.join(config.model_dir, "logs")),
+                         best_metric, output_dir),
+        keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")),
         *callbacks,
     ]
-    return model.fit(dataset, epochs=num_chunks, initial_epoch=initial_chunk,
-                     steps_per_epoch=chunk, callbacks=all_callbacks, shuffle=False,
-                     verbose=config.verbose)
+    if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
+        _detach_multi_worker_strategy(model)
+    with strategy.scope():
+        return model.fit(dataset, epochs=num_chunks, initial_epoch=initial_chunk,
+                         steps_per_epoch=chunk, callbacks=all_callbacks,
+                         shuffle=False, verbose=config.verbose)
+
+
+def _detach_multi_worker_strategy(model):
+    """Lets Keras 3.15 `fit` run under a `MultiWorkerMirroredStrategy`.
+
+    Two Keras defects block it (keras-team/keras#20329, #20585): a model that
+    remembers its strategy eagerly `strategy.reduce`s the first batch to build
+    itself, which fails for a dict of features; and the step's logs are
+    reduced with `reduce("MEAN", axis=0)`, which fails on scalars. Forgetting
+    the strategy makes Keras take it from the enclosing `strategy.scope()`
+    instead (the model is already built), and logs of shape [1] reduce to the
+    mean over all workers. Evaluation and prediction outside
+    `strategy.scope()` then run locally on each worker.
+    """
+    model._distribute_strategy = None
+    for name in ("train_step", "test_step"):
+        step = getattr(model, name)
+        setattr(model, name, functools.partial(_rank_one_logs, step))
+
+
+def _rank_one_logs(step, data):
+    return tree.map_structure(lambda v: tf.reshape(v, [1]), step(data))
 
 
 def restore_trained_weights(model, model_dir):
