@@ -34,6 +34,8 @@ setup(
             # a multi-GB CUDA build.
             "torch==2.13.0",
             "transformers>=4.40",
+            # transformers.Trainer, the GLUE benchmark's reference.
+            "accelerate>=1.1",
             "sentence-transformers>=3.0",
             "tokenizers>=0.19",
             "seqeval>=1.2.2",

@@ -4,12 +4,10 @@ transformers + PyTorch, same checkpoint, data and hyperparameters.
     nice -n 5 python -m benchmarks.glue_accuracy --tasks=sst2,mrpc \
       --max_train_examples=2000 --num_train_epochs=3
 
-The reference is `BertForSequenceClassification` trained by a plain PyTorch
-loop that reproduces `transformers.Trainer`'s defaults (AdamW with biases and
-LayerNorm weights not decayed, `get_linear_schedule_with_warmup` with
-ceil(0.1 * steps) warmup steps, clipping 1.0, `DataCollatorWithPadding`,
-seeded shuffling): `Trainer` itself needs the `accelerate` package, which is
-not installed in this environment.
+The reference is `BertForSequenceClassification` trained by
+`transformers.Trainer` (with its defaults: AdamW with biases and LayerNorm
+weights not decayed, linear warmup over ceil(0.1 * steps) then linear decay,
+clipping 1.0, seeded shuffling) and `DataCollatorWithPadding`.
 
 Both frameworks fine-tune the MiniLM checkpoint directory of the
 `minilm-l6-h384-uncased` preset on the first `--max_train_examples` training
@@ -28,7 +26,6 @@ sweep can be resumed; a (task, framework) pair already there is skipped.
 
 import importlib.util
 import json
-import math
 import os
 import subprocess
 import sys
@@ -144,60 +141,32 @@ def _hf_worker(task_name, data_dir):
         checkpoint, num_labels=task.num_classes,
         problem_type=("regression" if task.is_regression
                       else "single_label_classification"))
-    collate = transformers.DataCollatorWithPadding(tokenizer)
-    train_loader = torch.utils.data.DataLoader(
-        train_set, batch_size=TRAIN_BATCH_SIZE, shuffle=True,
-        collate_fn=collate,
-        generator=torch.Generator().manual_seed(FLAGS.seed))
-    dev_loader = torch.utils.data.DataLoader(
-        dev_set, batch_size=EVAL_BATCH_SIZE, collate_fn=collate)
-    # What `Trainer` does by default (it needs `accelerate`, which is not
-    # installed here): AdamW without decay on biases and LayerNorm weights,
-    # linear warmup over ceil(ratio * steps) then linear decay, clipping 1.0.
-    no_decay = [n for n, _ in model.named_parameters()
-                if n.endswith(".bias") or "LayerNorm" in n]
-    optimizer = torch.optim.AdamW(
-        [{"params": [p for n, p in model.named_parameters()
-                     if n not in no_decay], "weight_decay": WEIGHT_DECAY},
-         {"params": [p for n, p in model.named_parameters()
-                     if n in no_decay], "weight_decay": 0.0}],
-        lr=FLAGS.learning_rate, betas=(0.9, 0.999), eps=1e-6)
-    epochs = math.ceil(FLAGS.num_train_epochs)
-    total_steps = math.ceil(FLAGS.num_train_epochs * len(train_loader))
-    scheduler = transformers.get_linear_schedule_with_warmup(
-        optimizer, math.ceil(WARMUP_PROPORTION * total_steps), total_steps)
-
-    def predict():
-        model.eval()
-        outputs = []
-        with torch.no_grad():
-            for batch in dev_loader:
-                batch.pop("labels")
-                outputs.append(model(**batch).logits.numpy())
-        model.train()
-        logits = np.concatenate(outputs)
-        return logits[:, 0] if task.is_regression else np.argmax(logits, -1)
-
     labels = np.array([item["labels"] for item in dev_set])
-    start, step = time.perf_counter(), 0
-    model.train()
-    for epoch in range(epochs):
-        for batch in train_loader:
-            if step == total_steps:
-                break
-            loss = model(**batch).loss
-            loss.backward()
-            torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad(set_to_none=True)
-            step += 1
-        metrics = glue_metrics.compute(task.metrics, labels, predict())
-        print(f"epoch {epoch + 1} loss {loss.item():.4f} dev "
-              + json.dumps(metrics, sort_keys=True), flush=True)
+
+    def compute_metrics(prediction):
+        logits = prediction.predictions
+        predicted = logits[:, 0] if task.is_regression else np.argmax(logits, -1)
+        return glue_metrics.compute(task.metrics, labels, predicted)
+
+    # Trainer's own defaults do the rest: AdamW without decay on biases and
+    # LayerNorm weights, linear decay, clipping 1.0, seeded shuffling.
+    arguments = transformers.TrainingArguments(
+        output_dir=os.path.join(FLAGS.workdir, f"hf_trainer_{task_name}"),
+        per_device_train_batch_size=TRAIN_BATCH_SIZE,
+        per_device_eval_batch_size=EVAL_BATCH_SIZE,
+        learning_rate=FLAGS.learning_rate, num_train_epochs=FLAGS.num_train_epochs,
+        warmup_steps=WARMUP_PROPORTION, weight_decay=WEIGHT_DECAY,
+        adam_epsilon=1e-6, max_grad_norm=1.0, seed=FLAGS.seed,
+        eval_strategy="epoch", save_strategy="no", logging_strategy="epoch",
+        report_to="none", use_cpu=True, disable_tqdm=True)
+    trainer = transformers.Trainer(
+        model=model, args=arguments, train_dataset=train_set,
+        eval_dataset=dev_set, compute_metrics=compute_metrics,
+        data_collator=transformers.DataCollatorWithPadding(tokenizer))
+    start = time.perf_counter()
+    trainer.train()
     train_seconds = time.perf_counter() - start
-    predictions = predict()
-    metrics = glue_metrics.compute(task.metrics, labels, predictions)
+    metrics = compute_metrics(trainer.predict(dev_set))
     metrics["num_examples"] = len(dev_examples)
     print(json.dumps({"dev": metrics, "num_train_examples": len(train_set),
                       "train_seconds": train_seconds,
