@@ -3,8 +3,8 @@
     nice -n 5 python -m benchmarks.ner --train_sentences=2500 --which=all
 
 Each run fine-tunes minilm-l6-h384-uncased on the first N sentences of
-conll2003/train.txt (1 epoch, batch 32, lr 5e-5, 10% warmup, max_seq_length
-128) and evaluates on all of conll2003/valid.txt with the same windows,
+conll2003/train.txt (`--epochs`, batch 32, lr 5e-5, 10% warmup,
+max_seq_length 128) and evaluates on all of conll2003/valid.txt with the same windows,
 stitching and conlleval metrics. tfbert runs are the real CLI
 (`python -m tasks.ner`) in a subprocess; the reference is
 `transformers.BertForTokenClassification` on the same checkpoint directory,
@@ -35,7 +35,8 @@ def run_tfbert(train_file, args, use_crf):
                "--init_checkpoint=minilm-l6-h384-uncased",
                f"--model_dir={model_dir}", "--do_train", "--do_eval",
                "--max_seq_length=128", "--train_batch_size=32",
-               f"--learning_rate={args.learning_rate}", "--num_train_epochs=1",
+               f"--learning_rate={args.learning_rate}",
+               f"--num_train_epochs={args.epochs}",
                f"--use_crf={str(use_crf).lower()}", "--mixed_precision=none",
                f"--seed={args.seed}"]
     start = time.time()
@@ -70,15 +71,21 @@ def run_hf(train_file, args):
     model = transformers.BertForTokenClassification.from_pretrained(
         checkpoint, num_labels=len(labels))
     batch_size = 32
-    steps = math.ceil(len(features) / batch_size)
+    steps_per_epoch = math.ceil(len(features) / batch_size)
+    steps = args.epochs * steps_per_epoch
     optimizer = torch_adamw(model, args.learning_rate, eps=1e-6)
     warmup = int(0.1 * steps)
     scheduler = transformers.get_linear_schedule_with_warmup(
         optimizer, warmup, steps)
-    order = np.random.default_rng(args.seed).permutation(len(features))
+    rng = np.random.default_rng(args.seed)
+    order = np.concatenate([rng.permutation(len(features))
+                            for _ in range(args.epochs)])
     model.train()
     for step in range(steps):
-        rows = order[step * batch_size:(step + 1) * batch_size]
+        # Batches never straddle two epochs' permutations.
+        epoch, index = divmod(step, steps_per_epoch)
+        begin = epoch * len(features) + index * batch_size
+        rows = order[begin:min(begin + batch_size, (epoch + 1) * len(features))]
         ids = pad_batch([features.input_word_ids[r] for r in rows], 0)
         mask = pad_batch([np.ones_like(features.input_word_ids[r])
                           for r in rows], 0)
@@ -118,6 +125,7 @@ def main():
     parser.add_argument("--which", default="all",
                         choices=["all", "tfbert", "tfbert_crf", "hf"])
     parser.add_argument("--learning_rate", type=float, default=5e-5)
+    parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--seed", type=int, default=42)
     args = parser.parse_args()
     import torch
@@ -139,6 +147,7 @@ def main():
         else:
             wall, results = run_tfbert(train_file, args, name == "tfbert_crf")
         print(json.dumps({"run": name, "train_sentences": len(sentences),
+                          "epochs": args.epochs, "seed": args.seed,
                           "wall_s": round(wall, 1), "f1": results["f1"],
                           "precision": results["precision"],
                           "recall": results["recall"],
