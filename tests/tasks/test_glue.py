@@ -206,10 +206,11 @@ def test_two_local_workers_train_and_evaluate(tmp_path, shared_data_dir,
     # 30 dev examples: the last eval batch is partial.
     data = _subset(shared_data_dir, "mrpc", tmp_path / "data", n_train=64,
                    n_dev=30)
-    model_dir = tmp_path / "model"
+    model_dir, export_dir = tmp_path / "model", tmp_path / "export"
     workers = [subprocess.Popen(
         [sys.executable, "-m", "tasks.glue", "--task=mrpc", "--do_train",
          "--do_eval", "--distribution_strategy=multi_worker_mirrored",
+         f"--export_dir={export_dir}",
          *_common(tiny_checkpoint, data, model_dir)],
         cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
         text=True) for env in multi_worker_envs(2)]
@@ -224,3 +225,5 @@ def test_two_local_workers_train_and_evaluate(tmp_path, shared_data_dir,
     assert best == pytest.approx(results["dev"])
     worker_best = model_dir / "worker_tmp" / "1" / "best_metrics.json"
     assert json.loads(worker_best.read_text()) == best
+    # Only the chief exports.
+    assert sorted(os.listdir(export_dir)) == ["1"]
