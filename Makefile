@@ -32,8 +32,14 @@ bench: $(STAMP)
 	$(BENCH).training_throughput --steps=10 --warmup_steps=3 --epoch_examples=1000
 	$(BENCH).glue_accuracy --tasks=sst2 --max_train_examples=2000 --num_train_epochs=2
 	$(BENCH).glue_accuracy --tasks=mrpc,cola,rte,stsb --max_train_examples=1000 --num_train_epochs=2
+	$(BENCH).glue_accuracy --tasks=mrpc,stsb,rte,cola --max_train_examples=0 --num_train_epochs=3 \
+	  --workdir=runs/glue_full --output=runs/glue_full/results.json
 	$(BENCH).squad --out=runs/squad_bench --max_train_examples=800 --max_seq_length=256
 	$(BENCH).ner --train_sentences=2500 --which=all
+	$(BENCH).ner --train_sentences=3000 --epochs=2 --which=all
+	for seed in 42 43 44 45; do \
+	  $(BENCH).squad_same_batches --framework=tfbert --dropout=0.1 --seed=$$seed --out=runs/sq_seeds && \
+	  $(BENCH).squad_same_batches --framework=torch --dropout=0.1 --seed=$$seed --out=runs/sq_seeds; done
 	$(BENCH).pretraining --work_dir=runs/pretraining_bench --stage=scratch --budget_seconds=360 --steps=1500 --eval_every=100
 	$(BENCH).pretraining --work_dir=runs/pretraining_bench --stage=sst2
 	$(BENCH).pretraining --work_dir=runs/pretraining_bench --stage=minilm --minilm_steps=60
