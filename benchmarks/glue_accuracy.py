@@ -7,7 +7,8 @@ transformers + PyTorch, same checkpoint, data and hyperparameters.
 The reference is `BertForSequenceClassification` trained by
 `transformers.Trainer` (with its defaults: AdamW with biases and LayerNorm
 weights not decayed, linear warmup over ceil(0.1 * steps) then linear decay,
-clipping 1.0, seeded shuffling) and `DataCollatorWithPadding`.
+clipping 1.0, seeded shuffling) and `DataCollatorWithPadding`; it needs
+transformers 5, where `warmup_steps` below 1 is a fraction of the steps.
 
 Both frameworks fine-tune the MiniLM checkpoint directory of the
 `minilm-l6-h384-uncased` preset on the first `--max_train_examples` training
@@ -212,7 +213,7 @@ def _run_hf(task, data_dir, model_dir, log_path):
     del model_dir  # the reference writes no files
     command = [
         sys.executable, "-m", "benchmarks.glue_accuracy", f"--worker={task}",
-        f"--task_data_dir={data_dir}",
+        f"--task_data_dir={data_dir}", f"--workdir={FLAGS.workdir}",
         f"--max_train_examples={FLAGS.max_train_examples}",
         f"--num_train_epochs={FLAGS.num_train_epochs}",
         f"--learning_rate={FLAGS.learning_rate}", f"--seed={FLAGS.seed}"]

@@ -71,21 +71,19 @@ def run_hf(train_file, args):
     model = transformers.BertForTokenClassification.from_pretrained(
         checkpoint, num_labels=len(labels))
     batch_size = 32
-    steps_per_epoch = math.ceil(len(features) / batch_size)
-    steps = args.epochs * steps_per_epoch
+    steps = args.epochs * math.ceil(len(features) / batch_size)
     optimizer = torch_adamw(model, args.learning_rate, eps=1e-6)
     warmup = int(0.1 * steps)
     scheduler = transformers.get_linear_schedule_with_warmup(
         optimizer, warmup, steps)
     rng = np.random.default_rng(args.seed)
-    order = np.concatenate([rng.permutation(len(features))
-                            for _ in range(args.epochs)])
+    # One permutation per epoch; the last batch of an epoch may be short.
+    batches = [order[begin:begin + batch_size]
+               for order in (rng.permutation(len(features))
+                             for _ in range(args.epochs))
+               for begin in range(0, len(features), batch_size)]
     model.train()
-    for step in range(steps):
-        # Batches never straddle two epochs' permutations.
-        epoch, index = divmod(step, steps_per_epoch)
-        begin = epoch * len(features) + index * batch_size
-        rows = order[begin:min(begin + batch_size, (epoch + 1) * len(features))]
+    for rows in batches:
         ids = pad_batch([features.input_word_ids[r] for r in rows], 0)
         mask = pad_batch([np.ones_like(features.input_word_ids[r])
                           for r in rows], 0)

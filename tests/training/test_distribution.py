@@ -80,8 +80,11 @@ def test_two_local_workers_match_one_device(tmp_path):
                                chief["local_logits"], atol=1e-6)
     np.testing.assert_allclose(chief["local_logits"], one["local_logits"],
                                atol=1e-5)
-    # Only the chief writes the checkpoints the run resumes from.
+    # The chief writes the checkpoints the run resumes from; the other
+    # worker saves too (saving is collective), into a directory of its own.
     assert (tmp_path / "multi" / "checkpoints" / "checkpoint").exists()
+    assert (tmp_path / "multi" / "worker_tmp" / "1" / "checkpoints" /
+            "checkpoint").exists()
 
 
 @pytest.fixture
