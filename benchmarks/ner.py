@@ -10,6 +10,14 @@ stitching and conlleval metrics. tfbert runs are the real CLI
 `transformers.BertForTokenClassification` on the same checkpoint directory,
 trained by the short torch loop below (AdamW with the same decay exclusions,
 epsilon, schedule and clipping). Prints one JSON line per run.
+
+`--controlled` (with `--which=tfbert` first, then `--which=hf`) removes every
+difference but the framework: tfbert trains in-process through
+`tfbert.training.train` on `tasks.ner.train_dataset`, saves its initial head
+weights, and the HF run loads them and trains on exactly tfbert's batches
+(read back from that dataset). `--shared_masks` also gives both the same
+dropout masks (`benchmarks/shared_dropout.py`); `--dropout` overrides every
+dropout rate (encoder and head).
 """
 
 import argparse
@@ -47,6 +55,84 @@ def run_tfbert(train_file, args, use_crf):
         return wall, json.load(f)
 
 
+def controlled_batches(features, args):
+    """The training batches of `tasks.ner.train_dataset` (its shuffle, its
+    padding) for all epochs, as a list of (features, labels) numpy pairs; the
+    same list in every process (the TF seeds are set here)."""
+    import keras
+
+    from tasks.ner import train_dataset
+
+    keras.utils.set_random_seed(args.seed)
+    steps = math.ceil(len(features) / 32)
+    dataset = train_dataset(features, 32, args.seed).repeat().take(
+        steps * args.epochs)
+    return [({k: v.numpy() for k, v in x.items()}, y.numpy())
+            for x, y in dataset]
+
+
+def fingerprint(batches):
+    """One number per batch, to check both runs saw the same batches."""
+    return np.array([int(np.sum(x["input_word_ids"] if isinstance(x, dict)
+                                else x)) * 7 + int(y.sum())
+                     for x, y in batches])
+
+
+def run_tfbert_controlled(train_file, args):
+    import keras
+    import tensorflow as tf
+
+    from tasks.ner import build_features, predict_tags
+    from tfbert.data.conll import labels_from_sentences, read_conll
+    from tfbert.metrics.ner import ner_metrics
+    from tfbert.models import BertEncoder, BertTokenClassifier
+    from tfbert.models.bert_token_classifier import token_classification_loss
+    from tfbert.text import BertTokenizer
+    from tfbert.training import TrainingConfig, train
+
+    keras.utils.set_random_seed(args.seed)
+    start = time.time()
+    tokenizer = BertTokenizer.from_pretrained("minilm-l6-h384-uncased")
+    sentences = read_conll(train_file)
+    labels = labels_from_sentences(sentences)
+    rates = ({} if args.dropout is None else
+             dict(hidden_dropout=args.dropout, attention_dropout=args.dropout))
+    model = BertTokenClassifier(
+        BertEncoder.from_pretrained("minilm-l6-h384-uncased", **rates),
+        len(labels), dropout=0.1 if args.dropout is None else args.dropout)
+    if args.shared_masks:
+        from benchmarks.shared_dropout import install_keras
+
+        install_keras(model.encoder, args.seed, head_dropout=model.head.dropout)
+    features = build_features(sentences, labels, tokenizer, 128)
+    batches = controlled_batches(features, args)
+    kernel, bias = (w.numpy() for w in model.head.dense.weights)
+    np.savez(head_path(args), kernel=kernel, bias=bias,
+             fingerprint=fingerprint(batches))
+    signature = ({k: tf.TensorSpec([None, None], tf.int32)
+                  for k in batches[0][0]}, tf.TensorSpec([None, None], tf.int32))
+    dataset = tf.data.Dataset.from_generator(lambda: iter(batches),
+                                             output_signature=signature)
+    # `dataset` holds every epoch's batches; train() consumes it once.
+    history = train(
+        model, dataset, steps_per_epoch=math.ceil(len(features) / 32),
+        config=TrainingConfig(model_dir=tempfile.mkdtemp(prefix="ner-bench-"),
+                              num_train_epochs=args.epochs,
+                              learning_rate=args.learning_rate,
+                              seed=args.seed, verbose=0),
+        loss=token_classification_loss)
+    valid = read_conll(DATA / "valid.txt")
+    predicted = predict_tags(model, build_features(valid, labels, tokenizer, 128),
+                             labels)
+    results = ner_metrics([s.tags for s in valid], predicted)
+    results["epoch_losses"] = [round(v, 5) for v in history.history["loss"]]
+    return time.time() - start, results
+
+
+def head_path(args):
+    return Path(tempfile.gettempdir()) / f"ner_head_seed{args.seed}.npz"
+
+
 def run_hf(train_file, args):
     import torch
     import transformers
@@ -68,8 +154,22 @@ def run_hf(train_file, args):
     labels = labels_from_sentences(train)
     valid = read_conll(DATA / "valid.txt")
     features = build_features(train, labels, tokenizer, 128)
+    rates = ({} if args.dropout is None else
+             dict(hidden_dropout_prob=args.dropout,
+                  attention_probs_dropout_prob=args.dropout,
+                  classifier_dropout=args.dropout))
     model = transformers.BertForTokenClassification.from_pretrained(
-        checkpoint, num_labels=len(labels))
+        checkpoint, num_labels=len(labels), **rates,
+        **({"attn_implementation": "eager"} if args.shared_masks else {}))
+    if args.controlled:
+        head = np.load(head_path(args))
+        with torch.no_grad():
+            model.classifier.weight.copy_(torch.from_numpy(head["kernel"].T))
+            model.classifier.bias.copy_(torch.from_numpy(head["bias"]))
+    if args.shared_masks:
+        from benchmarks.shared_dropout import install_torch
+
+        install_torch(model, args.seed, head_attribute="dropout")
     batch_size = 32
     steps = args.epochs * math.ceil(len(features) / batch_size)
     optimizer = torch_adamw(model, args.learning_rate, eps=1e-6)
@@ -82,15 +182,26 @@ def run_hf(train_file, args):
                for order in (rng.permutation(len(features))
                              for _ in range(args.epochs))
                for begin in range(0, len(features), batch_size)]
+    if args.controlled:
+        batches = [(x["input_word_ids"], y)
+                   for x, y in controlled_batches(features, args)]
+        if not np.array_equal(fingerprint(batches), head["fingerprint"]):
+            raise RuntimeError("the tfbert run saw other batches")
+    else:
+        batches = [
+            (pad_batch([features.input_word_ids[r] for r in rows], 0),
+             pad_batch([features.labels[r] for r in rows], IGNORE_LABEL))
+            for rows in batches]
     model.train()
-    for rows in batches:
-        ids = pad_batch([features.input_word_ids[r] for r in rows], 0)
-        mask = pad_batch([np.ones_like(features.input_word_ids[r])
-                          for r in rows], 0)
-        y = pad_batch([features.labels[r] for r in rows], IGNORE_LABEL)
+    per_epoch = math.ceil(len(features) / batch_size)
+    losses = []
+    for ids, y in batches:
+        # Windows are never empty: padding is exactly where the ids are 0.
+        mask = (ids != 0).astype("int64")
         loss = model(input_ids=torch.from_numpy(ids).long(),
-                     attention_mask=torch.from_numpy(mask).long(),
+                     attention_mask=torch.from_numpy(mask),
                      labels=torch.from_numpy(y).long()).loss
+        losses.append(loss.item())
         loss.backward()
         torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
         optimizer.step()
@@ -114,6 +225,9 @@ def run_hf(train_file, args):
     predicted = [[labels[t] for t in s]
                  for s in stitch_predictions(eval_features, token_tags)]
     results = ner_metrics([s.tags for s in valid], predicted)
+    results["epoch_losses"] = [
+        round(float(np.mean(losses[i:i + per_epoch])), 5)
+        for i in range(0, len(losses), per_epoch)]
     return time.time() - start, results
 
 
@@ -125,7 +239,16 @@ def main():
     parser.add_argument("--learning_rate", type=float, default=5e-5)
     parser.add_argument("--epochs", type=int, default=1)
     parser.add_argument("--seed", type=int, default=42)
+    parser.add_argument("--controlled", action="store_true",
+                        help="Same batches and head init in both (run "
+                             "--which=tfbert first).")
+    parser.add_argument("--shared_masks", action="store_true",
+                        help="Same dropout masks in both (with --controlled).")
+    parser.add_argument("--dropout", type=float, default=None,
+                        help="Every dropout rate (default: the checkpoint's).")
     args = parser.parse_args()
+    if (args.shared_masks or args.dropout is not None) and not args.controlled:
+        parser.error("--shared_masks and --dropout need --controlled")
     import torch
 
     torch.set_num_threads(os.cpu_count())
@@ -142,6 +265,10 @@ def main():
     for name in runs:
         if name == "hf":
             wall, results = run_hf(train_file, args)
+        elif args.controlled:
+            if name != "tfbert":
+                parser.error("--controlled runs --which=tfbert or hf")
+            wall, results = run_tfbert_controlled(train_file, args)
         else:
             wall, results = run_tfbert(train_file, args, name == "tfbert_crf")
         print(json.dumps({"run": name, "train_sentences": len(sentences),
@@ -150,6 +277,10 @@ def main():
                           "precision": results["precision"],
                           "recall": results["recall"],
                           "accuracy": results["accuracy"],
+                          "controlled": args.controlled,
+                          "shared_masks": args.shared_masks,
+                          "dropout": args.dropout,
+                          "epoch_losses": results.get("epoch_losses"),
                           "per_type_f1": {k: v["f1"] for k, v in
                                           results["per_type"].items()}}),
               flush=True)

@@ -15,7 +15,8 @@ weight decay 0.01 without bias/LayerNorm, clipping 1.0, 10 % warmup then
 linear decay) and are scored by the same post-processing and metric code.
 tfbert trains through `tfbert.training.train` (Keras `fit`). With
 `--dropout=0` the only remaining difference is floating-point rounding; with
-dropout the random masks differ too. Prints one JSON line.
+dropout the random masks differ too, unless `--shared_masks` makes both draw
+the same masks. Prints one JSON line.
 """
 
 import argparse
@@ -59,6 +60,10 @@ def run_tfbert(args, features, eval_features, head_path):
     model = BertSpanLabeler(BertEncoder.from_pretrained(
         args.checkpoint, hidden_dropout=args.dropout,
         attention_dropout=args.attention_dropout))
+    if args.shared_masks:
+        from benchmarks.shared_dropout import install_keras
+
+        install_keras(model.encoder, args.seed)
     kernel, bias = (w.numpy() for w in model.head.dense.weights)
     np.savez(head_path, kernel=kernel, bias=bias)
     # training=False: the features are already in the shared batch order.
@@ -90,7 +95,12 @@ def run_torch(args, features, eval_features, head_path):
     model = BertForQuestionAnswering.from_pretrained(
         str(get_preset(args.checkpoint).directory()),
         hidden_dropout_prob=args.dropout,
-        attention_probs_dropout_prob=args.attention_dropout)
+        attention_probs_dropout_prob=args.attention_dropout,
+        attn_implementation="eager")
+    if args.shared_masks:
+        from benchmarks.shared_dropout import install_torch
+
+        install_torch(model, args.seed)
     head = np.load(head_path)
     with torch.no_grad():
         model.qa_outputs.weight.copy_(torch.from_numpy(head["kernel"].T))
@@ -136,6 +146,9 @@ def main():
                              "--dropout.")
     parser.add_argument("--seed", type=int, default=42,
                         help="Weights of the head (tfbert run) and dropout.")
+    parser.add_argument("--shared_masks", action="store_true",
+                        help="Both frameworks draw the same dropout masks "
+                             "(benchmarks/shared_dropout.py).")
     parser.add_argument("--order_seed", type=int, default=42)
     parser.add_argument("--max_train_examples", type=int, default=2000)
     parser.add_argument("--max_seq_length", type=int, default=256)
@@ -165,7 +178,7 @@ def main():
     metrics = squad_v1_metrics(eval_examples, result.predictions)
     print(json.dumps({"framework": args.framework, "dropout": args.dropout,
                       "attention_dropout": args.attention_dropout,
-                      "seed": args.seed,
+                      "seed": args.seed, "shared_masks": args.shared_masks,
                       "steps": math.ceil(len(train) / args.batch_size),
                       "mean_train_loss": round(train_loss, 4),
                       "exact_match": round(metrics["exact_match"], 2),
