@@ -34,6 +34,7 @@ import numpy as np
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA = REPO_ROOT.parent / "shared" / "data" / "conll2003"
+BATCH_SIZE = 32
 
 
 def run_tfbert(train_file, args, use_crf):
@@ -42,7 +43,7 @@ def run_tfbert(train_file, args, use_crf):
                f"--eval_file={DATA / 'valid.txt'}",
                "--init_checkpoint=minilm-l6-h384-uncased",
                f"--model_dir={model_dir}", "--do_train", "--do_eval",
-               "--max_seq_length=128", "--train_batch_size=32",
+               "--max_seq_length=128", f"--train_batch_size={BATCH_SIZE}",
                f"--learning_rate={args.learning_rate}",
                f"--num_train_epochs={args.epochs}",
                f"--use_crf={str(use_crf).lower()}", "--mixed_precision=none",
@@ -64,17 +65,17 @@ def controlled_batches(features, args):
     from tasks.ner import train_dataset
 
     keras.utils.set_random_seed(args.seed)
-    steps = math.ceil(len(features) / 32)
-    dataset = train_dataset(features, 32, args.seed).repeat().take(
+    steps = math.ceil(len(features) / BATCH_SIZE)
+    dataset = train_dataset(features, BATCH_SIZE, args.seed).repeat().take(
         steps * args.epochs)
     return [({k: v.numpy() for k, v in x.items()}, y.numpy())
             for x, y in dataset]
 
 
 def fingerprint(batches):
-    """One number per batch, to check both runs saw the same batches."""
-    return np.array([int(np.sum(x["input_word_ids"] if isinstance(x, dict)
-                                else x)) * 7 + int(y.sum())
+    """One number per `controlled_batches` batch, to check both runs saw the
+    same batches."""
+    return np.array([int(x["input_word_ids"].sum()) * 7 + int(y.sum())
                      for x, y in batches])
 
 
@@ -95,11 +96,13 @@ def run_tfbert_controlled(train_file, args):
     tokenizer = BertTokenizer.from_pretrained("minilm-l6-h384-uncased")
     sentences = read_conll(train_file)
     labels = labels_from_sentences(sentences)
-    rates = ({} if args.dropout is None else
-             dict(hidden_dropout=args.dropout, attention_dropout=args.dropout))
+    rates, head_rate = {}, {}
+    if args.dropout is not None:
+        rates = dict(hidden_dropout=args.dropout, attention_dropout=args.dropout)
+        head_rate = dict(dropout=args.dropout)
     model = BertTokenClassifier(
         BertEncoder.from_pretrained("minilm-l6-h384-uncased", **rates),
-        len(labels), dropout=0.1 if args.dropout is None else args.dropout)
+        len(labels), **head_rate)
     if args.shared_masks:
         from benchmarks.shared_dropout import install_keras
 
@@ -115,7 +118,7 @@ def run_tfbert_controlled(train_file, args):
                                              output_signature=signature)
     # `dataset` holds every epoch's batches; train() consumes it once.
     history = train(
-        model, dataset, steps_per_epoch=math.ceil(len(features) / 32),
+        model, dataset, steps_per_epoch=math.ceil(len(features) / BATCH_SIZE),
         config=TrainingConfig(model_dir=tempfile.mkdtemp(prefix="ner-bench-"),
                               num_train_epochs=args.epochs,
                               learning_rate=args.learning_rate,
@@ -159,8 +162,7 @@ def run_hf(train_file, args):
                   attention_probs_dropout_prob=args.dropout,
                   classifier_dropout=args.dropout))
     model = transformers.BertForTokenClassification.from_pretrained(
-        checkpoint, num_labels=len(labels), **rates,
-        **({"attn_implementation": "eager"} if args.shared_masks else {}))
+        checkpoint, num_labels=len(labels), **rates)
     if args.controlled:
         head = np.load(head_path(args))
         with torch.no_grad():
@@ -170,30 +172,28 @@ def run_hf(train_file, args):
         from benchmarks.shared_dropout import install_torch
 
         install_torch(model, args.seed, head_attribute="dropout")
-    batch_size = 32
-    steps = args.epochs * math.ceil(len(features) / batch_size)
+    per_epoch = math.ceil(len(features) / BATCH_SIZE)
+    steps = args.epochs * per_epoch
     optimizer = torch_adamw(model, args.learning_rate, eps=1e-6)
     warmup = int(0.1 * steps)
     scheduler = transformers.get_linear_schedule_with_warmup(
         optimizer, warmup, steps)
-    rng = np.random.default_rng(args.seed)
-    # One permutation per epoch; the last batch of an epoch may be short.
-    batches = [order[begin:begin + batch_size]
-               for order in (rng.permutation(len(features))
-                             for _ in range(args.epochs))
-               for begin in range(0, len(features), batch_size)]
     if args.controlled:
-        batches = [(x["input_word_ids"], y)
-                   for x, y in controlled_batches(features, args)]
-        if not np.array_equal(fingerprint(batches), head["fingerprint"]):
+        listed = controlled_batches(features, args)
+        if not np.array_equal(fingerprint(listed), head["fingerprint"]):
             raise RuntimeError("the tfbert run saw other batches")
+        batches = [(x["input_word_ids"], y) for x, y in listed]
     else:
+        rng = np.random.default_rng(args.seed)
+        # One permutation per epoch; the last batch of an epoch may be short.
         batches = [
             (pad_batch([features.input_word_ids[r] for r in rows], 0),
              pad_batch([features.labels[r] for r in rows], IGNORE_LABEL))
-            for rows in batches]
+            for order in (rng.permutation(len(features))
+                          for _ in range(args.epochs))
+            for rows in (order[begin:begin + BATCH_SIZE]
+                         for begin in range(0, len(features), BATCH_SIZE))]
     model.train()
-    per_epoch = math.ceil(len(features) / batch_size)
     losses = []
     for ids, y in batches:
         # Windows are never empty: padding is exactly where the ids are 0.

@@ -260,6 +260,10 @@ def stage_minilm(args):
         "batch": 16, "head_steps": args.head_steps,
         "minilm_steps": args.minilm_steps}
 
+    def held_out_scores():
+        mlm, nsp = accuracy(model, held_out)
+        return {"mlm_accuracy": round(mlm, 4), "nsp_accuracy": round(nsp, 4)}
+
     def fit(name, batches, skip, encoder_trainable):
         model.encoder.trainable = encoder_trainable
         start = time.perf_counter()
@@ -270,15 +274,12 @@ def stage_minilm(args):
                   verbose=0),
               loss=loss, metrics=metrics)
         seconds = time.perf_counter() - start
-        mlm, nsp = accuracy(model, held_out)
-        results[name] = {"mlm_accuracy": round(mlm, 4),
-                         "nsp_accuracy": round(nsp, 4),
-                         "sequences_per_second": round(16 * batches / seconds, 1)}
+        results[name] = dict(
+            held_out_scores(),
+            sequences_per_second=round(16 * batches / seconds, 1))
         print(json.dumps({name: results[name]}), flush=True)
 
-    mlm, nsp = accuracy(model, held_out)
-    results["random_heads"] = {"mlm_accuracy": round(mlm, 4),
-                               "nsp_accuracy": round(nsp, 4)}
+    results["random_heads"] = held_out_scores()
     fit("before_heads_fitted", args.head_steps, 0, encoder_trainable=False)
     state = model.get_weights()  # every weight, heads fitted
     fit("control_heads_only", args.minilm_steps, args.head_steps,

@@ -88,16 +88,16 @@ def _torch_dropout(seed, site, rate):
 
 def install_torch(model, seed, head_attribute=None):
     """Gives an HF `Bert*` PyTorch model the shared masks: its dropout
-    modules are replaced and its eager attention draws the probabilities'
-    masks (the model must use `attn_implementation="eager"`).
-    `head_attribute` names the head's dropout module on `model`, if any.
-    Returns the number of sites."""
+    modules are replaced, and it is switched to eager attention, whose
+    function draws the attention probabilities' masks. `head_attribute`
+    names the head's dropout module on `model`, if any. Returns the number
+    of sites."""
     import torch
     from transformers.models.bert import modeling_bert
 
+    # SDPA attention applies its dropout inside the fused kernel.
+    model.set_attn_implementation("eager")
     bert = model.bert
-    if bert.config._attn_implementation != "eager":
-        raise ValueError("load the model with attn_implementation='eager'")
     bert.embeddings.dropout = _torch_dropout(
         seed, 0, bert.embeddings.dropout.p)
     sites = 1

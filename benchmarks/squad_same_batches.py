@@ -95,8 +95,7 @@ def run_torch(args, features, eval_features, head_path):
     model = BertForQuestionAnswering.from_pretrained(
         str(get_preset(args.checkpoint).directory()),
         hidden_dropout_prob=args.dropout,
-        attention_probs_dropout_prob=args.attention_dropout,
-        attn_implementation="eager")
+        attention_probs_dropout_prob=args.attention_dropout)
     if args.shared_masks:
         from benchmarks.shared_dropout import install_torch
 

@@ -13,10 +13,11 @@ first and not timed (tracing, XLA compilation, allocator growth), then
 `steps` steps are timed (Keras: inside the same `fit` call, by step-end
 callbacks; torch: a plain loop). `keras_hub*` settings train keras-hub's
 `BertTextClassifier` in the MiniLM shape (random weights, stock Keras AdamW),
-the TensorFlow implementation the issue's 1.2x target was set against. Every framework/setting runs in its own subprocess
-so its peak resident memory (VmHWM) is its own, and the settings are run
-`--rounds` times interleaved (A B C A B C) because the machine is shared;
-the best round is reported.
+the TensorFlow implementation the issue's 1.2x target was set against.
+Every framework/setting runs in its own subprocess so its peak resident
+memory (VmHWM) is its own, also reported above the RSS right after the
+framework's imports; the settings are run `--rounds` times interleaved
+(A B C A B C) because the machine is shared; the best round is reported.
 
 Part 2 (`--parts=epoch`): one epoch over the first `--epoch_examples` SST-2
 training sentences, built with `tasks.glue.build_dataset`/`build_model` and
@@ -245,8 +246,8 @@ def _worker(name):
         seconds, loss, runtime_mb = _keras_hub_worker(
             bfloat16=name.endswith("bf16"))
     else:
-        seconds, loss, runtime_mb = _tf_worker(jit_compile=(name == "tfbert_xla"),
-                                   bfloat16=name.endswith("bf16"))
+        seconds, loss, runtime_mb = _tf_worker(
+            jit_compile=(name == "tfbert_xla"), bfloat16=name.endswith("bf16"))
     print(json.dumps({
         "seq_per_s": FLAGS.steps * FLAGS.batch_size / seconds,
         "ms_per_step": 1000 * seconds / FLAGS.steps,
