@@ -27,6 +27,7 @@ Stages (each prints a JSON line of results):
 import argparse
 import json
 import os
+import shutil
 import time
 
 import keras
@@ -266,10 +267,13 @@ def stage_minilm(args):
 
     def fit(name, batches, skip, encoder_trainable):
         model.encoder.trainable = encoder_trainable
+        model_dir = os.path.join(args.work_dir, f"minilm_{name}")
+        # Each phase starts from the state set here, never from an old run.
+        shutil.rmtree(model_dir, ignore_errors=True)
         start = time.perf_counter()
         train(model, dataset.skip(skip).take(batches), steps_per_epoch=batches,
               config=TrainingConfig(
-                  model_dir=os.path.join(args.work_dir, f"minilm_{name}"),
+                  model_dir=model_dir,
                   num_train_epochs=1, learning_rate=args.minilm_learning_rate,
                   verbose=0),
               loss=loss, metrics=metrics)
