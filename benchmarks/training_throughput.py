@@ -16,8 +16,11 @@ callbacks; torch: a plain loop). `keras_hub*` settings train keras-hub's
 the TensorFlow implementation the issue's 1.2x target was set against.
 Every framework/setting runs in its own subprocess so its peak resident
 memory (VmHWM) is its own, also reported above the RSS right after the
-framework's imports; the settings are run `--rounds` times interleaved
-(A B C A B C) because the machine is shared; the best round is reported.
+framework's imports, and its peak private memory (RssAnon sampled every
+2 ms by this process: VmHWM without the shared-library pages, see
+`benchmarks.common.run_sampling_private_memory`); the settings are run
+`--rounds` times interleaved (A B C A B C) because the machine is shared;
+the best round is reported.
 
 Part 2 (`--parts=epoch`): one epoch over the first `--epoch_examples` SST-2
 training sentences, built with `tasks.glue.build_dataset`/`build_model` and
@@ -28,13 +31,12 @@ with `pad_to_max_length`, each in its own subprocess. The wall time covers
 
 import json
 import os
-import subprocess
 import sys
 import time
 
 from absl import app, flags
 
-from benchmarks.common import peak_rss_mb
+from benchmarks.common import peak_rss_mb, run_sampling_private_memory
 
 FLAGS = flags.FLAGS
 flags.DEFINE_list("parts", ["throughput", "epoch"], "throughput and/or epoch.")
@@ -263,10 +265,12 @@ def _spawn(name):
             f"--data_dir={FLAGS.data_dir}",
             f"--epoch_examples={FLAGS.epoch_examples}",
             f"--max_seq_length={FLAGS.max_seq_length}"]
-    result = subprocess.run(args, capture_output=True, text=True, check=False)
-    if result.returncode:
-        raise RuntimeError(f"{name} worker failed:\n{result.stderr[-3000:]}")
-    return json.loads(result.stdout.strip().splitlines()[-1])
+    returncode, stdout, stderr, private_mb = run_sampling_private_memory(args)
+    if returncode:
+        raise RuntimeError(f"{name} worker failed:\n{stderr[-3000:]}")
+    run = json.loads(stdout.strip().splitlines()[-1])
+    run["peak_private_mb"] = private_mb
+    return run
 
 
 def _throughput():
@@ -282,10 +286,13 @@ def _throughput():
                   f"{run['seq_per_s']:7.2f} seq/s "
                   f"({run['ms_per_step']:.0f} ms/step), peak RSS "
                   f"{run['peak_rss_mb']:.0f} MB ({run['runtime_rss_mb']:.0f} "
-                  f"MB after imports), loss {run['last_loss']:.3f} "
+                  f"MB after imports), peak private "
+                  f"{run['peak_private_mb']:.0f} MB, loss {run['last_loss']:.3f} "
                   f"(load {os.getloadavg()[0]:.1f})", flush=True)
     best = {name: max(r["seq_per_s"] for r in rs) for name, rs in runs.items()}
     peak = {name: max(r["peak_rss_mb"] for r in rs) for name, rs in runs.items()}
+    private = {name: max(r["peak_private_mb"] for r in rs)
+               for name, rs in runs.items()}
     # What training itself adds on top of the imported framework runtime.
     added = {name: max(r["peak_rss_mb"] - r["runtime_rss_mb"] for r in rs)
              for name, rs in runs.items()}
@@ -293,13 +300,14 @@ def _throughput():
     for name in FLAGS.settings:
         line = (f"{name:>13}: {best[name]:7.2f} seq/s, peak RSS "
                 f"{peak[name]:.0f} MB, of it above the runtime "
-                f"{added[name]:.0f} MB")
+                f"{added[name]:.0f} MB, peak private {private[name]:.0f} MB")
         # Compare with HF at the same precision.
         reference = "hf_torch_bf16" if name.endswith("bf16") else "hf_torch"
         if reference in best and name != reference:
             line += (f"  -> {best[name] / best[reference]:.2f}x {reference}, "
                      f"RSS {peak[name] / peak[reference]:.2f}x, above "
-                     f"runtime {added[name] / added[reference]:.2f}x")
+                     f"runtime {added[name] / added[reference]:.2f}x, private "
+                     f"{private[name] / private[reference]:.2f}x")
         print(line, flush=True)
 
 

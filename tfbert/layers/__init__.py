@@ -4,6 +4,7 @@ from tfbert.layers.activations import get_activation
 from tfbert.layers.attention import MultiHeadSelfAttention
 from tfbert.layers.classification_head import ClassificationHead
 from tfbert.layers.embeddings import BertEmbeddings
+from tfbert.layers.layer_norm import LayerNorm
 from tfbert.layers.masked_lm_head import MaskedLMHead
 from tfbert.layers.next_sentence_head import NextSentenceHead
 from tfbert.layers.pooler import Pooler

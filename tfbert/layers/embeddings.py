@@ -3,6 +3,8 @@
 import keras
 from keras import ops
 
+from tfbert.layers.layer_norm import LayerNorm
+
 
 @keras.saving.register_keras_serializable(package="tfbert")
 class BertEmbeddings(keras.layers.Layer):
@@ -43,7 +45,7 @@ class BertEmbeddings(keras.layers.Layer):
         self.dropout_rate = dropout
         self.initializer_range = initializer_range
         self.layer_norm_epsilon = layer_norm_epsilon
-        self.layer_norm = keras.layers.LayerNormalization(
+        self.layer_norm = LayerNorm(
             epsilon=layer_norm_epsilon, dtype="float32", name="layer_norm")
         self.dropout = keras.layers.Dropout(dropout, name="dropout")
 

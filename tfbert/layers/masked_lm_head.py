@@ -4,6 +4,7 @@ import keras
 from keras import ops
 
 from tfbert.layers.activations import get_activation
+from tfbert.layers.layer_norm import LayerNorm
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
@@ -51,7 +52,7 @@ class MaskedLMHead(keras.layers.Layer):
                 stddev=self.initializer_range),
             dtype=self.dtype_policy, name="transform")
         self.transform.build((None, None, hidden_size))
-        self.layer_norm = keras.layers.LayerNormalization(
+        self.layer_norm = LayerNorm(
             epsilon=self.layer_norm_epsilon, dtype="float32", name="layer_norm")
         self.layer_norm.build((None, None, hidden_size))
         self.output_bias = self.add_weight(

@@ -5,6 +5,7 @@ from keras import ops
 
 from tfbert.layers.activations import get_activation
 from tfbert.layers.attention import MultiHeadSelfAttention
+from tfbert.layers.layer_norm import LayerNorm
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
@@ -56,7 +57,7 @@ class TransformerBlock(keras.layers.Layer):
         self.attention.build(input_shape)
         self.attention_dropout_layer = keras.layers.Dropout(
             self.hidden_dropout, name="attention_output_dropout")
-        self.attention_layer_norm = keras.layers.LayerNormalization(
+        self.attention_layer_norm = LayerNorm(
             epsilon=self.layer_norm_epsilon, dtype="float32",
             name="attention_layer_norm")
         self.attention_layer_norm.build(input_shape)
@@ -70,7 +71,7 @@ class TransformerBlock(keras.layers.Layer):
                                 (self.intermediate_size,))
         self.output_dropout = keras.layers.Dropout(
             self.hidden_dropout, name="output_dropout")
-        self.output_layer_norm = keras.layers.LayerNormalization(
+        self.output_layer_norm = LayerNorm(
             epsilon=self.layer_norm_epsilon, dtype="float32",
             name="output_layer_norm")
         self.output_layer_norm.build(input_shape)
