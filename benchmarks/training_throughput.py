@@ -16,13 +16,15 @@ callbacks; torch: a plain loop). `keras_hub*` settings train keras-hub's
 the TensorFlow implementation the issue's 1.2x target was set against.
 Every framework/setting runs in its own subprocess so its peak resident
 memory (VmHWM) is its own, also reported above the RSS right after the
-framework's imports, and its peak private memory (RssAnon sampled every
-2 ms by this process: VmHWM without the shared-library pages, see
-`benchmarks.common.run_sampling_private_memory`); the settings are run
-`--rounds` times interleaved (A B C A B C) because the machine is shared;
-the best round is reported.
+framework's imports; the settings are run `--rounds` times interleaved
+(A B C A B C) because the machine is shared; the best round is reported.
 
-Part 2 (`--parts=epoch`): one epoch over the first `--epoch_examples` SST-2
+Part 2 (`--parts=memory`): each setting once more, with its peak private
+memory (RssAnon sampled every 2 ms by this process: VmHWM without the
+shared-library pages, see `benchmarks.common.run_sampling_private_memory`).
+A separate pass, so the sampling cannot slow the timed runs.
+
+Part 3 (`--parts=epoch`): one epoch over the first `--epoch_examples` SST-2
 training sentences, built with `tasks.glue.build_dataset`/`build_model` and
 trained with `model.fit`, once with length bucketing (the default) and once
 with `pad_to_max_length`, each in its own subprocess. The wall time covers
@@ -31,6 +33,7 @@ with `pad_to_max_length`, each in its own subprocess. The wall time covers
 
 import json
 import os
+import subprocess
 import sys
 import time
 
@@ -39,7 +42,8 @@ from absl import app, flags
 from benchmarks.common import peak_rss_mb, run_sampling_private_memory
 
 FLAGS = flags.FLAGS
-flags.DEFINE_list("parts", ["throughput", "epoch"], "throughput and/or epoch.")
+flags.DEFINE_list("parts", ["throughput", "memory", "epoch"],
+                  "Any of throughput, memory, epoch.")
 flags.DEFINE_integer("batch_size", 32, "Sequences per training step.")
 flags.DEFINE_integer("seq_length", 128, "Tokens per sequence.")
 flags.DEFINE_integer("warmup_steps", 3, "Untimed steps before timing.")
@@ -257,7 +261,7 @@ def _worker(name):
         "runtime_rss_mb": runtime_mb}))
 
 
-def _spawn(name):
+def _spawn(name, sample_memory=False):
     args = [sys.executable, "-m", "benchmarks.training_throughput",
             f"--worker={name}", f"--batch_size={FLAGS.batch_size}",
             f"--seq_length={FLAGS.seq_length}",
@@ -265,11 +269,19 @@ def _spawn(name):
             f"--data_dir={FLAGS.data_dir}",
             f"--epoch_examples={FLAGS.epoch_examples}",
             f"--max_seq_length={FLAGS.max_seq_length}"]
-    returncode, stdout, stderr, private_mb = run_sampling_private_memory(args)
+    if sample_memory:
+        returncode, stdout, stderr, private_mb = run_sampling_private_memory(
+            args)
+    else:
+        result = subprocess.run(args, capture_output=True, text=True,
+                                check=False)
+        returncode, stdout, stderr = (result.returncode, result.stdout,
+                                      result.stderr)
     if returncode:
         raise RuntimeError(f"{name} worker failed:\n{stderr[-3000:]}")
     run = json.loads(stdout.strip().splitlines()[-1])
-    run["peak_private_mb"] = private_mb
+    if sample_memory:
+        run["peak_private_mb"] = private_mb
     return run
 
 
@@ -286,13 +298,10 @@ def _throughput():
                   f"{run['seq_per_s']:7.2f} seq/s "
                   f"({run['ms_per_step']:.0f} ms/step), peak RSS "
                   f"{run['peak_rss_mb']:.0f} MB ({run['runtime_rss_mb']:.0f} "
-                  f"MB after imports), peak private "
-                  f"{run['peak_private_mb']:.0f} MB, loss {run['last_loss']:.3f} "
+                  f"MB after imports), loss {run['last_loss']:.3f} "
                   f"(load {os.getloadavg()[0]:.1f})", flush=True)
     best = {name: max(r["seq_per_s"] for r in rs) for name, rs in runs.items()}
     peak = {name: max(r["peak_rss_mb"] for r in rs) for name, rs in runs.items()}
-    private = {name: max(r["peak_private_mb"] for r in rs)
-               for name, rs in runs.items()}
     # What training itself adds on top of the imported framework runtime.
     added = {name: max(r["peak_rss_mb"] - r["runtime_rss_mb"] for r in rs)
              for name, rs in runs.items()}
@@ -300,14 +309,31 @@ def _throughput():
     for name in FLAGS.settings:
         line = (f"{name:>13}: {best[name]:7.2f} seq/s, peak RSS "
                 f"{peak[name]:.0f} MB, of it above the runtime "
-                f"{added[name]:.0f} MB, peak private {private[name]:.0f} MB")
+                f"{added[name]:.0f} MB")
         # Compare with HF at the same precision.
         reference = "hf_torch_bf16" if name.endswith("bf16") else "hf_torch"
         if reference in best and name != reference:
             line += (f"  -> {best[name] / best[reference]:.2f}x {reference}, "
                      f"RSS {peak[name] / peak[reference]:.2f}x, above "
-                     f"runtime {added[name] / added[reference]:.2f}x, private "
-                     f"{private[name] / private[reference]:.2f}x")
+                     f"runtime {added[name] / added[reference]:.2f}x")
+        print(line, flush=True)
+
+
+def _memory():
+    print(f"\n== training memory: batch {FLAGS.batch_size} x seq "
+          f"{FLAGS.seq_length}, {FLAGS.warmup_steps + FLAGS.steps} steps ==")
+    runs = {}
+    for name in FLAGS.settings:
+        runs[name] = run = _spawn(name, sample_memory=True)
+        line = (f"{name:>13}: peak RSS {run['peak_rss_mb']:5.0f} MB "
+                f"({run['runtime_rss_mb']:.0f} after imports), peak private "
+                f"{run['peak_private_mb']:5.0f} MB")
+        reference = runs.get("hf_torch_bf16" if name.endswith("bf16")
+                             else "hf_torch")
+        if reference and reference is not run:
+            rss = run["peak_rss_mb"] / reference["peak_rss_mb"]
+            private = run["peak_private_mb"] / reference["peak_private_mb"]
+            line += f"  -> RSS {rss:.2f}x, private {private:.2f}x"
         print(line, flush=True)
 
 
@@ -339,6 +365,8 @@ def main(argv):
     print(f"cpus={os.cpu_count()} load={os.getloadavg()}")
     if "throughput" in FLAGS.parts:
         _throughput()
+    if "memory" in FLAGS.parts:
+        _memory()
     if "epoch" in FLAGS.parts:
         _epoch()
 
