@@ -5,25 +5,23 @@ import tempfile
 import time
 
 
-def peak_rss_mb():
-    """This process's peak resident memory (VmHWM) in MB."""
-    with open("/proc/self/status") as f:
-        for line in f:
-            if line.startswith("VmHWM:"):
-                return int(line.split()[1]) / 1024
-    return float("nan")
-
-
-def _private_mb(pid):
-    """RssAnon of process `pid` in MB, or None once it has exited."""
+def _status_mb(field, pid="self"):
+    """A memory field of /proc/PID/status (e.g. "VmHWM", "RssAnon") in MB, or
+    None if the process has exited or the field is missing."""
     try:
         with open(f"/proc/{pid}/status") as f:
             for line in f:
-                if line.startswith("RssAnon:"):
+                if line.startswith(field + ":"):
                     return int(line.split()[1]) / 1024
     except OSError:
         pass
     return None
+
+
+def peak_rss_mb():
+    """This process's peak resident memory (VmHWM) in MB."""
+    peak = _status_mb("VmHWM")
+    return float("nan") if peak is None else peak
 
 
 def run_sampling_private_memory(args, period_s=0.002):
@@ -42,7 +40,7 @@ def run_sampling_private_memory(args, period_s=0.002):
         process = subprocess.Popen(args, stdout=out, stderr=err, text=True)
         peak = 0.0
         while process.poll() is None:
-            private = _private_mb(process.pid)
+            private = _status_mb("RssAnon", process.pid)
             if private is not None:
                 peak = max(peak, private)
             time.sleep(period_s)

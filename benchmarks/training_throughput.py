@@ -277,12 +277,16 @@ def _spawn(name, sample_memory=False):
                                 check=False)
         returncode, stdout, stderr = (result.returncode, result.stdout,
                                       result.stderr)
+        private_mb = None
     if returncode:
         raise RuntimeError(f"{name} worker failed:\n{stderr[-3000:]}")
-    run = json.loads(stdout.strip().splitlines()[-1])
-    if sample_memory:
-        run["peak_private_mb"] = private_mb
-    return run
+    return dict(json.loads(stdout.strip().splitlines()[-1]),
+                peak_private_mb=private_mb)
+
+
+def _reference(name):
+    """The HF setting at `name`'s precision, which `name` is compared with."""
+    return "hf_torch_bf16" if name.endswith("bf16") else "hf_torch"
 
 
 def _throughput():
@@ -310,8 +314,7 @@ def _throughput():
         line = (f"{name:>13}: {best[name]:7.2f} seq/s, peak RSS "
                 f"{peak[name]:.0f} MB, of it above the runtime "
                 f"{added[name]:.0f} MB")
-        # Compare with HF at the same precision.
-        reference = "hf_torch_bf16" if name.endswith("bf16") else "hf_torch"
+        reference = _reference(name)
         if reference in best and name != reference:
             line += (f"  -> {best[name] / best[reference]:.2f}x {reference}, "
                      f"RSS {peak[name] / peak[reference]:.2f}x, above "
@@ -328,8 +331,7 @@ def _memory():
         line = (f"{name:>13}: peak RSS {run['peak_rss_mb']:5.0f} MB "
                 f"({run['runtime_rss_mb']:.0f} after imports), peak private "
                 f"{run['peak_private_mb']:5.0f} MB")
-        reference = runs.get("hf_torch_bf16" if name.endswith("bf16")
-                             else "hf_torch")
+        reference = runs.get(_reference(name))
         if reference and reference is not run:
             rss = run["peak_rss_mb"] / reference["peak_rss_mb"]
             private = run["peak_private_mb"] / reference["peak_private_mb"]
