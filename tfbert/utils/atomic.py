@@ -1,0 +1,95 @@
+"""Atomic file writes: a reader sees the old file or the complete new one,
+never a partial one, whatever kills the writer.
+
+The data goes to a temporary file in the target's directory (the same file
+system, so the final `os.replace` is atomic), is flushed to disk with
+`fsync`, and only then replaces the target. On any failure the temporary
+file is removed and the target is left as it was. The new file's mode
+follows the umask as a plain `open(path, "w")` would (0644 under umask 022),
+unlike `tempfile.mkstemp`'s owner-only 0600.
+"""
+
+import contextlib
+import errno
+import json
+import os
+import secrets
+
+# errno -> what to tell the user.
+_STORAGE_ERRORS = {
+    errno.ENOSPC: "the disk is full",
+    errno.EDQUOT: "the disk quota is exceeded",
+    errno.EROFS: "the file system is read-only",
+}
+
+
+@contextlib.contextmanager
+def atomic_write(path, mode="w", encoding="utf-8"):
+    """Opens a file object that replaces `path` when the block exits cleanly.
+
+    Args:
+      path: the file to (re)place.
+      mode: "w" (text) or "wb" (bytes).
+      encoding: text encoding for mode "w".
+
+    Yields:
+      The open temporary file.
+
+    Raises:
+      OSError: naming `path` and the reason when the disk is full, over
+        quota or read-only; other OSErrors as raised.
+    """
+    if mode not in ("w", "wb"):
+        raise ValueError(f"atomic_write mode must be 'w' or 'wb', got {mode!r}")
+    path = os.fspath(path)
+    directory = os.path.dirname(os.path.abspath(path))
+    temporary = os.path.join(
+        directory,
+        f".{os.path.basename(path)}.tmp-{os.getpid()}-{secrets.token_hex(4)}")
+    try:
+        # O_EXCL with mode 0o666: the kernel applies the umask, as for open().
+        fd = os.open(temporary, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+    except OSError as error:
+        _raise_if_storage_error(error, path)
+        raise
+    try:
+        with os.fdopen(fd, mode, encoding=None if "b" in mode else encoding) as f:
+            yield f
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(temporary, path)
+    except BaseException as error:
+        with contextlib.suppress(FileNotFoundError):
+            os.remove(temporary)
+        if isinstance(error, OSError):
+            _raise_if_storage_error(error, path)
+        raise
+    _fsync_directory(directory)
+
+
+def write_json_atomic(path, obj):
+    """Writes `obj` as indented, key-sorted JSON to `path`, atomically."""
+    text = json.dumps(obj, indent=2, sort_keys=True) + "\n"
+    with atomic_write(path) as f:
+        f.write(text)
+
+
+def _raise_if_storage_error(error, path):
+    reason = _STORAGE_ERRORS.get(error.errno)
+    if reason is not None:
+        raise OSError(error.errno, f"cannot write {path}: {reason}") from error
+
+
+def _fsync_directory(directory):
+    """Makes the rename itself durable (best effort: not every file system
+    lets a directory be opened)."""
+    try:
+        fd = os.open(directory, os.O_RDONLY)
+    except OSError:
+        return
+    try:
+        os.fsync(fd)
+    except OSError:
+        pass
+    finally:
+        os.close(fd)
