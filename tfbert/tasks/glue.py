@@ -1,0 +1,250 @@
+"""GLUE: fine-tune, evaluate, predict and export a sequence classifier.
+
+    tfbert-glue --task=sst2 --data_dir=DIR --model_dir=DIR \\
+      --init_checkpoint=minilm-l6-h384-uncased --export_dir=saved_models/sst2 \\
+      --do_train --do_eval --do_predict
+
+(`python -m tasks.glue` from a checkout.) Reads DATA_DIR/<TASK>/{train,dev,
+test}.tsv; writes MODEL_DIR/eval_results.json, GLUE submission files under
+MODEL_DIR/predictions/ and a raw-text SavedModel under EXPORT_DIR/<version>/.
+
+From Python, the pieces are plain functions:
+
+    task = glue_data.get_task("sst2")
+    examples = glue_data.read_examples("SST-2/train.tsv", task)
+    preprocessor = BertPreprocessor.from_pretrained(
+        "minilm-l6-h384-uncased", seq_length=128, pad_to_seq_length=False)
+    dataset, steps = build_dataset(examples, task, preprocessor, 32,
+                                   training=True)
+    model = build_model(task, "minilm-l6-h384-uncased")
+"""
+
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+from absl import flags
+
+from tfbert.data import glue as glue_data
+from tfbert.data.batching import batch_examples, count_batches, pack_texts
+from tfbert.metrics import glue as glue_metrics
+from tfbert.models import BertClassifier, BertEncoder
+from tfbert.tasks import runner
+from tfbert.text import BertPreprocessor
+
+
+def encode_labels(task, examples):
+    """Class ids int32 [N] (float32 scores for regression; zeros if the
+    examples are unlabeled)."""
+    if any(e.label is None for e in examples):
+        return np.zeros(len(examples), np.float32 if task.is_regression
+                        else np.int32)
+    if task.is_regression:
+        return np.array([float(e.label) for e in examples], np.float32)
+    ids = {label: i for i, label in enumerate(task.labels)}
+    return np.array([ids[e.label] for e in examples], np.int32)
+
+
+def build_dataset(examples, task, preprocessor, batch_size, *, training,
+                  seed=42, pad_to_max_length=False):
+    """Returns `(dataset, num_batches)`: one epoch of (features, labels).
+
+    Tokenization and packing run in-graph and are cached; training data is
+    shuffled (deterministically for `seed`) and batched by length; eval data
+    keeps its order. The dataset's cardinality is known.
+    """
+    texts = ([e.text_a for e in examples],)
+    if task.is_pair:
+        texts += ([e.text_b for e in examples],)
+    dataset = pack_texts(texts, encode_labels(task, examples), preprocessor)
+    dataset = dataset.cache()
+    if training:
+        dataset = dataset.shuffle(len(examples), seed=seed,
+                                  reshuffle_each_iteration=True)
+    dataset = batch_examples(dataset, batch_size,
+                             max_seq_length=preprocessor.seq_length,
+                             by_length=training,
+                             pad_to_max_length=pad_to_max_length)
+    num_batches = count_batches(dataset)
+    dataset = dataset.apply(tf.data.experimental.assert_cardinality(
+        num_batches))
+    return dataset.prefetch(tf.data.AUTOTUNE), num_batches
+
+
+def build_model(task, init_checkpoint, dropout=0.1):
+    """A `BertClassifier` on the pretrained encoder (call in strategy scope)."""
+    encoder = BertEncoder.from_pretrained(init_checkpoint)
+    return BertClassifier(encoder, task.num_classes, dropout=dropout)
+
+
+def loss_and_metrics(task):
+    """`(loss, metrics)` for `Model.compile`: MSE for regression, else
+    cross-entropy on logits with accuracy."""
+    if task.is_regression:
+        return keras.losses.MeanSquaredError(), []
+    return (keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+            [keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
+
+
+def predict(model, dataset):
+    """Predicted class ids [N] (scores for regression)."""
+    logits = model.predict(dataset.map(lambda features, label: features),
+                           verbose=0)
+    return logits[:, 0] if logits.shape[-1] == 1 else np.argmax(logits, -1)
+
+
+def write_submission(path, task, examples, predictions):
+    """Writes a GLUE submission file: `index<TAB>prediction`."""
+    os.makedirs(os.path.dirname(path), exist_ok=True)
+    lines = ["index\tprediction"]
+    for example, prediction in zip(examples, predictions):
+        lines.append(f"{example.guid}\t" + (
+            f"{float(prediction):.3f}" if task.is_regression
+            else task.labels[int(prediction)]))
+    with open(path, "w", encoding="utf-8") as f:
+        f.write("\n".join(lines) + "\n")
+
+
+class GlueTask(runner.Task):
+    """Sequence classification and regression on the GLUE tasks."""
+
+    name = "glue"
+    optional_flags = runner.OPTIONAL_FLAGS
+    training_flags = ("task", "classifier_dropout")
+
+    @staticmethod
+    def define_flags(fv):
+        flags.DEFINE_enum("task", None, sorted(glue_data.TASKS),
+                          "GLUE task (required).", flag_values=fv)
+        flags.DEFINE_string("data_dir", None,
+                            "Directory holding <TASK>/{train,dev,test}.tsv "
+                            "(required).", flag_values=fv)
+        flags.DEFINE_list("label_names", None,
+                          "Names for the exported `label` output, in class "
+                          "order (default: the task's label names).",
+                          flag_values=fv)
+        flags.DEFINE_float("classifier_dropout", 0.1,
+                           "Dropout rate before the classification head.",
+                           flag_values=fv)
+
+    def minimum_seq_length(self):
+        # [CLS] a [SEP] (b [SEP]) with at least one token of each text.
+        task = self._spec()
+        return 5 if task is not None and task.is_pair else 3
+
+    def _spec(self):
+        return (glue_data.get_task(self.flags.task) if self.flags.task
+                else None)
+
+    def check(self):
+        f = self.flags
+        if not f.task:
+            raise runner.UserError("--task is required")
+        if not f.data_dir:
+            raise runner.UserError("--data_dir is required")
+        self.task = task = self._spec()
+        if f.label_names is not None and (
+                task.is_regression or len(f.label_names) != task.num_classes):
+            raise runner.UserError(
+                f"--label_names has {len(f.label_names)} names; {task.name} "
+                + ("is a regression task" if task.is_regression
+                   else f"has {task.num_classes} classes"))
+
+        def path(split):
+            return glue_data.split_path(f.data_dir, task, split)
+        self.train_examples = []
+        if f.do_train:
+            self.train_examples = glue_data.read_examples(path("train"), task)
+            if f.max_train_examples:
+                self.train_examples = self.train_examples[
+                    :f.max_train_examples]
+        # Dev data selects the best model during training when it exists,
+        # and is required by --do_eval.
+        self.eval_examples = [
+            (split, glue_data.read_examples(path(split), task))
+            for split in task.dev_splits
+            if f.do_eval or (f.do_train and os.path.exists(path(split)))]
+        self.test_examples = []
+        if f.do_predict:
+            self.test_examples = [
+                (name, glue_data.read_examples(path(split), task,
+                                               labeled=False))
+                for split, name in task.test_splits]
+            ax_path = glue_data.find_ax_file(f.data_dir)
+            if task.name == "mnli" and ax_path:
+                self.test_examples.append(
+                    ("AX.tsv", glue_data.read_examples(ax_path, task,
+                                                       labeled=False)))
+
+    def training_files(self):
+        return [glue_data.split_path(self.flags.data_dir, self.task, "train")]
+
+    def build_inputs(self, tokenizer):
+        f = self.flags
+        self.preprocessor = BertPreprocessor(
+            tokenizer, seq_length=f.max_seq_length, pad_to_seq_length=False)
+
+        def dataset(examples, batch_size, training=False):
+            return build_dataset(examples, self.task, self.preprocessor,
+                                 batch_size, training=training, seed=f.seed,
+                                 pad_to_max_length=f.pad_to_max_length)
+        self._dataset = dataset
+        self.eval_sets = [(split, examples,
+                           dataset(examples, f.eval_batch_size)[0])
+                          for split, examples in self.eval_examples]
+
+    def build_model(self, init_checkpoint):
+        return build_model(self.task, init_checkpoint,
+                           self.flags.classifier_dropout)
+
+    def train_dataset(self):
+        return self._dataset(self.train_examples, self.flags.train_batch_size,
+                             training=True)
+
+    def compile_args(self):
+        loss, metrics = loss_and_metrics(self.task)
+        return {"loss": loss, "metrics": metrics}
+
+    @property
+    def main_metric(self):
+        return self.task.main_metric if self.eval_sets else None
+
+    def evaluate(self, model):
+        results = {"task": self.task.name}
+        for split, examples, dataset in self.eval_sets:
+            metrics = glue_metrics.compute(
+                self.task.metrics, encode_labels(self.task, examples),
+                predict(model, dataset))
+            results[split] = {**metrics, "num_examples": len(examples)}
+        return results[self.eval_sets[0][0]], results
+
+    def write_predictions(self, model, output_dir):
+        for filename, examples in self.test_examples:
+            dataset, _ = self._dataset(examples, self.flags.eval_batch_size)
+            path = os.path.join(output_dir, "predictions", filename)
+            write_submission(path, self.task, examples,
+                             predict(model, dataset))
+            print(f"wrote {len(examples)} predictions to {path}")
+
+    def export(self, model, export_dir, token_ids_only):
+        from tfbert.export import export_saved_model
+        from tfbert.export.classifier_serving import ClassifierServingModule
+
+        task = self.task
+        label_names = None if task.is_regression else (
+            self.flags.label_names or task.label_names or task.labels)
+        text_inputs = (("sentence1", "sentence2") if task.is_pair
+                       else ("sentence",))
+        module = ClassifierServingModule(model, self.preprocessor, label_names,
+                                         text_inputs)
+        return export_saved_model(module, export_dir,
+                                  token_ids_only=token_ids_only)
+
+
+def main():
+    runner.main(GlueTask)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,251 @@
+"""CoNLL-style named entities: fine-tune, evaluate, predict and export a
+token classifier (softmax or CRF).
+
+    tfbert-ner --train_file=train.txt --eval_file=valid.txt \\
+      --predict_file=test.txt --init_checkpoint=minilm-l6-h384-uncased \\
+      --model_dir=DIR --export_dir=saved_models/ner --do_train --do_eval \\
+      --do_predict --use_crf=false
+
+(`python -m tasks.ner` from a checkout.) Writes MODEL_DIR/labels.txt,
+eval_results.json, predictions.txt (eval set: `token gold predicted`, a
+blank line between sentences), test_predictions.txt (predict set; `token
+gold predicted` if it has tags, else `token predicted`) and a raw-text
+SavedModel under EXPORT_DIR/<version>/ (`tfbert.export.ner_serving`).
+Sentences longer than a window are cut into overlapping windows.
+"""
+
+import os
+
+import numpy as np
+import tensorflow as tf
+from absl import flags
+
+from tfbert.data.conll import (check_tags, labels_from_sentences,
+                               parse_labels, read_conll)
+from tfbert.data.ner_alignment import (IGNORE_LABEL, convert_to_features,
+                                       pad_batch, stitch_predictions)
+from tfbert.data.batching import FEATURES
+from tfbert.metrics.ner import ner_metrics
+from tfbert.models import BertEncoder, BertTokenClassifier
+from tfbert.models.bert_token_classifier import token_classification_loss
+from tfbert.tasks import runner
+
+
+def build_features(sentences, labels, tokenizer, max_seq_length,
+                   window_stride=None):
+    """`NerFeatures` for sentences (label ids from their tags, if any)."""
+    ids = {label: i for i, label in enumerate(labels)}
+    label_ids = (None if any(s.tags is None for s in sentences)
+                 else [[ids[t] for t in s.tags] for s in sentences])
+    return convert_to_features([s.words for s in sentences], label_ids,
+                               tokenizer, max_seq_length, window_stride)
+
+
+def train_dataset(features, batch_size, seed, max_seq_length=None):
+    """`(dataset, num_batches)`: one shuffled epoch of padded `(features,
+    labels)` batches (padded to the batch's longest window, or to
+    `max_seq_length` if given)."""
+    dataset = features.dataset().cache().shuffle(
+        len(features), seed=seed, reshuffle_each_iteration=True)
+    shape = [max_seq_length] if max_seq_length else [None]
+    num_batches = -(-len(features) // batch_size)
+    dataset = dataset.padded_batch(
+        batch_size,
+        padded_shapes=({k: shape for k in FEATURES}, shape),
+        padding_values=({k: 0 for k in FEATURES}, IGNORE_LABEL))
+    dataset = dataset.apply(tf.data.experimental.assert_cardinality(
+        num_batches))
+    return dataset.prefetch(tf.data.AUTOTUNE), num_batches
+
+
+def predict_tags(model, features, labels, batch_size=64, max_seq_length=None):
+    """Runs the model on every window and returns one tag list per sentence
+    (windows sorted by length so batches pad little; every batch padded to
+    `max_seq_length` if given)."""
+    order = np.argsort([len(ids) for ids in features.input_word_ids],
+                       kind="stable")
+    token_tags = [None] * len(features)
+    for begin in range(0, len(order), batch_size):
+        rows = order[begin:begin + batch_size]
+        ids = pad_batch([features.input_word_ids[r] for r in rows], 0,
+                        max_seq_length)
+        word_mask = pad_batch([features.word_index[r] for r in rows], -1,
+                              max_seq_length) >= 0
+        inputs = {"input_word_ids": ids,
+                  "input_mask": pad_batch(
+                      [np.ones_like(features.input_word_ids[r]) for r in rows],
+                      0, max_seq_length),
+                  "input_type_ids": np.zeros_like(ids)}
+        logits = model(inputs, training=False)
+        tags = model.decode(logits, word_mask).numpy()
+        for row, window in zip(tags, rows):
+            token_tags[window] = row
+    return [[labels[t] for t in sentence]
+            for sentence in stitch_predictions(features, token_tags)]
+
+
+def write_predictions(path, sentences, predicted):
+    """CoNLL output: `token gold predicted` (or `token predicted` without
+    gold), a blank line after each sentence."""
+    with open(path, "w", encoding="utf-8") as f:
+        for sentence, tags in zip(sentences, predicted):
+            for i, (word, tag) in enumerate(zip(sentence.words, tags)):
+                gold = f" {sentence.tags[i]}" if sentence.tags else ""
+                f.write(f"{word}{gold} {tag}\n")
+            f.write("\n")
+
+
+class NerTask(runner.Task):
+    """Token classification with IOB2 tags, scored with the conlleval rules."""
+
+    name = "ner"
+    optional_flags = runner.OPTIONAL_FLAGS
+    training_flags = ("labels", "use_crf", "window_stride",
+                      "classifier_dropout")
+
+    @staticmethod
+    def define_flags(fv):
+        flags.DEFINE_string("train_file", None, "CoNLL training file.",
+                            flag_values=fv)
+        flags.DEFINE_string("eval_file", None,
+                            "CoNLL file scored by --do_eval and used to keep "
+                            "the best model while training.", flag_values=fv)
+        flags.DEFINE_string("predict_file", None,
+                            "CoNLL file to tag with --do_predict.",
+                            flag_values=fv)
+        flags.DEFINE_string("labels", None,
+                            "IOB2 labels: a file (one per line) or a comma "
+                            "list (default: from the training data, or "
+                            "MODEL_DIR/labels.txt).", flag_values=fv)
+        flags.DEFINE_bool("use_crf", False, "Add a linear-chain CRF.",
+                          flag_values=fv)
+        flags.DEFINE_integer("window_stride", None,
+                             "WordPieces between the starts of the "
+                             "overlapping windows a long sentence is cut into "
+                             "(default: half a window).", flag_values=fv)
+        flags.DEFINE_float("classifier_dropout", 0.1,
+                           "Dropout rate before the tagging head.",
+                           flag_values=fv)
+
+    def _read(self, flag, needed, require_tags=True):
+        path = self.flags[flag].value
+        if not needed:
+            return None
+        if not path:
+            raise runner.UserError(f"--{flag} is required here")
+        sentences = read_conll(path, require_tags=require_tags)
+        if not sentences:
+            raise runner.UserError(f"--{flag}={path} has no sentences")
+        return sentences
+
+    def check(self):
+        f = self.flags
+        if f.window_stride is not None and not (
+                0 < f.window_stride <= f.max_seq_length - 2):
+            raise runner.UserError(
+                f"--window_stride must be in [1, --max_seq_length - 2 = "
+                f"{f.max_seq_length - 2}], got {f.window_stride}")
+        self.train_sentences = self._read("train_file", f.do_train)
+        if self.train_sentences and f.max_train_examples:
+            self.train_sentences = self.train_sentences[:f.max_train_examples]
+        self.eval_sentences = self._read(
+            "eval_file", f.do_eval or (f.do_train and bool(f.eval_file)))
+        self.predict_sentences = self._read("predict_file", f.do_predict,
+                                            require_tags=False)
+        labels_file = os.path.join(f.model_dir, "labels.txt")
+        if f.labels:
+            self.labels = parse_labels(f.labels)
+        elif self.train_sentences is not None:
+            self.labels = labels_from_sentences(self.train_sentences)
+        elif os.path.exists(labels_file):
+            self.labels = parse_labels(labels_file)
+        else:
+            raise runner.UserError(
+                "give --labels or --train_file (no labels.txt in --model_dir)")
+        for sentences in (self.train_sentences, self.eval_sentences,
+                          self.predict_sentences):
+            if sentences and sentences[0].tags is not None:
+                check_tags(sentences, self.labels)
+
+    def training_files(self):
+        return [self.flags.train_file]
+
+    def build_inputs(self, tokenizer):
+        f = self.flags
+        self.tokenizer = tokenizer
+        os.makedirs(f.model_dir, exist_ok=True)
+        with open(os.path.join(f.model_dir, "labels.txt"), "w",
+                  encoding="utf-8") as out:
+            out.write("\n".join(self.labels) + "\n")
+        self.eval_features = (self._features(self.eval_sentences)
+                              if self.eval_sentences else None)
+
+    def _features(self, sentences):
+        f = self.flags
+        return build_features(sentences, self.labels, self.tokenizer,
+                              f.max_seq_length, f.window_stride)
+
+    def build_model(self, init_checkpoint):
+        f = self.flags
+        return BertTokenClassifier(
+            BertEncoder.from_pretrained(init_checkpoint), len(self.labels),
+            dropout=f.classifier_dropout, use_crf=f.use_crf,
+            labels=self.labels)
+
+    def train_dataset(self):
+        f = self.flags
+        return train_dataset(
+            self._features(self.train_sentences), f.train_batch_size, f.seed,
+            f.max_seq_length if f.pad_to_max_length else None)
+
+    def compile_args(self):
+        # A CRF model computes its own loss (`compute_loss`).
+        return {"loss": None if self.flags.use_crf
+                else token_classification_loss}
+
+    @property
+    def main_metric(self):
+        return "f1" if self.eval_sentences else None
+
+    def _tag(self, model, sentences, features):
+        f = self.flags
+        return predict_tags(model, features, self.labels, f.eval_batch_size,
+                            f.max_seq_length if f.pad_to_max_length else None)
+
+    def evaluate(self, model):
+        predicted = self._tag(model, self.eval_sentences, self.eval_features)
+        results = ner_metrics([s.tags for s in self.eval_sentences], predicted)
+        results.update(num_sentences=len(self.eval_sentences),
+                       num_windows=len(self.eval_features),
+                       use_crf=self.flags.use_crf)
+        self._eval_tags = predicted
+        return results, results
+
+    def write_eval_details(self, output_dir):
+        write_predictions(os.path.join(output_dir, "predictions.txt"),
+                          self.eval_sentences, self._eval_tags)
+
+    def write_predictions(self, model, output_dir):
+        sentences = self.predict_sentences
+        path = os.path.join(output_dir, "test_predictions.txt")
+        write_predictions(path, sentences,
+                          self._tag(model, sentences,
+                                    self._features(sentences)))
+        print(f"wrote tags for {len(sentences)} sentences to {path}")
+
+    def export(self, model, export_dir, token_ids_only):
+        from tfbert.export import export_saved_model
+        from tfbert.export.ner_serving import NerServingModule
+
+        module = NerServingModule(model, self.tokenizer, self.labels,
+                                  self.flags.max_seq_length)
+        return export_saved_model(module, export_dir,
+                                  token_ids_only=token_ids_only)
+
+
+def main():
+    runner.main(NerTask)
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,268 @@
+r"""Masked-LM + next-sentence pretraining, from scratch or continued.
+
+Static data (TFRecords from `tfbert-create-pretraining-data`):
+
+    tfbert-pretrain --input_file='/tmp/pretrain.tfrecord*' \
+      --init_checkpoint=minilm-l6-h384-uncased --model_dir=/tmp/pt \
+      --do_train --num_train_steps=10000 --export_dir=/tmp/pt/export
+
+Dynamic masking (raw corpus; new pairs and masks every epoch):
+
+    tfbert-pretrain --corpus_file='corpus/*.txt' --vocab_file=vocab.txt \
+      --bert_config_file=config.json --model_dir=/tmp/pt --do_train \
+      --do_eval --eval_corpus_file=held_out.txt
+
+(`python -m tasks.pretraining` from a checkout.) `--init_checkpoint` is any
+checkpoint `load_pretrainer` reads; head weights it lacks (the MiniLM package
+has no MLM/NSP head) start random, which is logged. `--bert_config_file`
+(a BERT `config.json`, see docs/pretraining.md) trains a fresh model of that
+shape instead; so does a preset without weights (`bert-mini-uncased`), sized
+to the vocabulary. A new vocabulary means pretraining from scratch: static
+data records the vocabulary it was made with, and a checkpoint or
+--vocab_file with another vocabulary is refused. `--export_dir` writes the
+encoder and heads as an HF-layout checkpoint with the vocabulary, which
+`--init_checkpoint` of every task accepts.
+"""
+
+import glob
+import math
+import os
+
+import keras
+from absl import flags, logging
+
+from tfbert.checkpoints import load_pretrainer, read_checkpoint, save_pretrainer
+from tfbert.checkpoints.variable_map import HEAD_PREFIX
+from tfbert.config import BertConfig
+from tfbert.data import pretraining
+from tfbert.metrics.masked_lm import MaskedLMAccuracy
+from tfbert.models import BertEncoder, BertPretrainer
+from tfbert.tasks import runner
+
+
+def loss_and_metrics(pad_id):
+    """Weighted masked-LM loss (mean over real predictions) + NSP loss, and
+    the accuracy of each, for `Model.compile`."""
+    loss = {
+        "masked_lm_logits": keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True, reduction="mean_with_sample_weight"),
+        "next_sentence_logits": keras.losses.SparseCategoricalCrossentropy(
+            from_logits=True),
+    }
+    metrics = {
+        "masked_lm_logits": [MaskedLMAccuracy(ignore_id=pad_id,
+                                              name="accuracy")],
+        "next_sentence_logits": [keras.metrics.SparseCategoricalAccuracy(
+            name="accuracy")],
+    }
+    return loss, metrics
+
+
+# Keras names per-output losses and metrics `<output>_<name>`.
+_RESULT_NAMES = {
+    "masked_lm_logits_loss": "masked_lm_loss",
+    "masked_lm_logits_accuracy": "masked_lm_accuracy",
+    "next_sentence_logits_loss": "next_sentence_loss",
+    "next_sentence_logits_accuracy": "next_sentence_accuracy",
+}
+
+
+def evaluate(model, dataset):
+    """`loss`, `masked_lm_loss`, `masked_lm_accuracy`, `next_sentence_loss`
+    and `next_sentence_accuracy` over `dataset` (a dict of floats)."""
+    results = model.evaluate(dataset, verbose=0, return_dict=True)
+    return {_RESULT_NAMES.get(name, name): float(value)
+            for name, value in results.items()}
+
+
+class PretrainingTask(runner.Task):
+    """Masked-LM + next-sentence pretraining of a `BertPretrainer`."""
+
+    name = "pretrain"
+    defaults = {"learning_rate": 1e-4, "num_train_epochs": 1.0}
+    training_flags = ("input_file", "corpus_file", "num_train_steps",
+                      "max_predictions_per_seq", "masked_lm_prob",
+                      "short_seq_prob", "do_whole_word_mask",
+                      "bert_config_file")
+
+    @staticmethod
+    def define_flags(fv):
+        flags.DEFINE_string("input_file", None,
+                            "Static TFRecord glob(s), comma-separated.",
+                            flag_values=fv)
+        flags.DEFINE_string("corpus_file", None,
+                            "Raw corpus glob(s) for dynamic masking.",
+                            flag_values=fv)
+        flags.DEFINE_string("eval_input_file", None, "Static eval TFRecords.",
+                            flag_values=fv)
+        flags.DEFINE_string("eval_corpus_file", None,
+                            "Raw eval corpus (masked once, with --seed).",
+                            flag_values=fv)
+        flags.DEFINE_integer("num_train_steps", 0,
+                             "Train this many batches (overrides "
+                             "--num_train_epochs; 0 = use epochs).",
+                             flag_values=fv)
+        flags.DEFINE_integer("max_predictions_per_seq", 20,
+                             "Most masked tokens per sequence.",
+                             flag_values=fv)
+        flags.DEFINE_float("masked_lm_prob", 0.15, "Dynamic masking rate.",
+                           flag_values=fv)
+        flags.DEFINE_float("short_seq_prob", 0.1,
+                           "Dynamic short-sequence rate.", flag_values=fv)
+        flags.DEFINE_bool("do_whole_word_mask", False,
+                          "Dynamic whole-word masks.", flag_values=fv)
+        flags.DEFINE_string("bert_config_file", None,
+                            "Train from scratch with this architecture (a "
+                            "BERT config.json).", flag_values=fv)
+
+    def _sources(self, static_flag, corpus_flag, needed):
+        f = self.flags
+        static, corpus = f[static_flag].value, f[corpus_flag].value
+        if not needed:
+            return None
+        if bool(static) == bool(corpus):
+            raise runner.UserError(
+                f"pass exactly one of --{static_flag} (static TFRecords) and "
+                f"--{corpus_flag} (raw text, dynamic masking)")
+        pattern = static or corpus
+        files = sorted(path for p in pattern.split(",") for path in glob.glob(p))
+        if not files:
+            raise runner.UserError(
+                f"--{static_flag if static else corpus_flag}={pattern}: no "
+                "file matches")
+        return ("static" if static else "corpus"), pattern, files
+
+    def check(self):
+        f = self.flags
+        if f.num_train_steps < 0:
+            raise runner.UserError(
+                f"--num_train_steps must be >= 0, got {f.num_train_steps}")
+        if not 0 < f.masked_lm_prob < 1:
+            raise runner.UserError(
+                f"--masked_lm_prob must be in (0, 1), got {f.masked_lm_prob}")
+        if f.max_predictions_per_seq <= 0:
+            raise runner.UserError("--max_predictions_per_seq must be "
+                                   f"positive, got {f.max_predictions_per_seq}")
+        self.train_source = self._sources("input_file", "corpus_file",
+                                          f.do_train)
+        self.eval_source = self._sources(
+            "eval_input_file", "eval_corpus_file",
+            f.do_eval or (f.do_train and bool(f.eval_input_file
+                                              or f.eval_corpus_file)))
+        if f.bert_config_file:
+            self.bert_config = BertConfig.from_json_file(f.bert_config_file)
+
+    def training_files(self):
+        return self.train_source[2]
+
+    def build_inputs(self, tokenizer):
+        self.tokenizer = tokenizer
+        for source in (self.train_source, self.eval_source):
+            if source and source[0] == "static":
+                pretraining.check_data_vocabulary(source[2], tokenizer)
+        self.eval_dataset = (self._dataset(self.eval_source,
+                                           self.flags.eval_batch_size,
+                                           training=False)[0]
+                             if self.eval_source else None)
+
+    def _dataset(self, source, batch_size, *, training):
+        """`(dataset of (x, y, sample_weight), batches per epoch)`."""
+        f = self.flags
+        kind, pattern, _ = source
+        if kind == "static":
+            dataset = pretraining.pretraining_dataset(
+                pattern, batch_size, max_seq_length=f.max_seq_length,
+                max_predictions_per_seq=f.max_predictions_per_seq,
+                shuffle=training, seed=f.seed)
+        else:
+            documents = pretraining.tokenize_documents(
+                pretraining.read_corpus(pattern.split(",")), self.tokenizer)
+            dataset = pretraining.dynamic_pretraining_dataset(
+                documents, self.tokenizer, batch_size,
+                max_seq_length=f.max_seq_length,
+                short_seq_prob=f.short_seq_prob,
+                masking=pretraining.MaskingConfig(
+                    max_predictions_per_seq=f.max_predictions_per_seq,
+                    masked_lm_prob=f.masked_lm_prob,
+                    whole_word_mask=f.do_whole_word_mask),
+                seed=f.seed)
+            if not training:
+                # Fixed masks: the same held-out batches for every evaluation.
+                dataset = dataset.cache()
+        steps = sum(1 for _ in dataset)
+        if steps == 0:
+            raise runner.UserError(
+                f"{pattern}: the data gives no full batch of {batch_size}; "
+                "lower the batch size")
+        return dataset.map(pretraining.model_inputs), steps
+
+    def build_model(self, init_checkpoint):
+        vocab_size = self.tokenizer.vocab_size
+        if self.flags.bert_config_file:
+            config = self.bert_config
+            if config.vocab_size != vocab_size:
+                raise runner.UserError(
+                    f"--bert_config_file={self.flags.bert_config_file}: "
+                    f"vocab_size={config.vocab_size} but the vocabulary has "
+                    f"{vocab_size} tokens")
+            print(f"pretraining from scratch: {config}")
+            return BertPretrainer(BertEncoder(config))
+        checkpoint = read_checkpoint(init_checkpoint)
+        if not checkpoint.weights:
+            print(f"{init_checkpoint} has no weights: pretraining from "
+                  "scratch")
+            return load_pretrainer(init_checkpoint, vocab_size=vocab_size)
+        if checkpoint.config.vocab_size != vocab_size:
+            raise runner.UserError(
+                f"--init_checkpoint={init_checkpoint} has vocab_size="
+                f"{checkpoint.config.vocab_size} but the vocabulary has "
+                f"{vocab_size} tokens (a new vocabulary means pretraining "
+                "from scratch: --bert_config_file)")
+        heads = {name.split("/")[1] for name in checkpoint.weights
+                 if name.startswith(HEAD_PREFIX)}
+        for head, name in (("predictions", "masked-LM"),
+                           ("seq_relationship", "next-sentence")):
+            if head not in heads:
+                logging.warning("%s has no %s head: it starts randomly "
+                                "initialised", init_checkpoint, name)
+        return load_pretrainer(init_checkpoint)
+
+    def train_dataset(self):
+        f = self.flags
+        dataset, steps = self._dataset(self.train_source, f.train_batch_size,
+                                       training=True)
+        if f.num_train_steps:
+            # The runner trains num_train_epochs * steps batches.
+            f.num_train_epochs = f.num_train_steps / steps
+            if f.checkpoint_steps is None:
+                f.checkpoint_steps = min(steps, f.num_train_steps)
+        print(f"{steps} batches per epoch, "
+              f"{math.ceil(f.num_train_epochs * steps)} batches in all")
+        return dataset, steps
+
+    def compile_args(self):
+        loss, metrics = loss_and_metrics(self.tokenizer.pad_id)
+        return {"loss": loss, "metrics": metrics}
+
+    @property
+    def main_metric(self):
+        return "masked_lm_accuracy" if self.eval_dataset is not None else None
+
+    def evaluate(self, model):
+        if model.optimizer is None:
+            loss, metrics = loss_and_metrics(self.tokenizer.pad_id)
+            model.compile(loss=loss, metrics=metrics)
+        results = evaluate(model, self.eval_dataset)
+        return results, results
+
+    def export(self, model, export_dir, token_ids_only):
+        save_pretrainer(model, export_dir, self.tokenizer)
+        return export_dir
+
+
+def main():
+    runner.main(PretrainingTask)
+
+
+if __name__ == "__main__":
+    main()

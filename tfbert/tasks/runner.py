@@ -1,0 +1,500 @@
+"""The task runner: the lifecycle every task shares, written once.
+
+    flags -> checks -> strategy -> data -> model -> train (resume, best
+    model) -> evaluate -> predict -> export
+
+A task (`Task` subclass: GLUE, SQuAD, NER, pretraining) supplies only what is
+its own: its flags, reading its files, its model and loss, its metrics, how
+it writes predictions and what it exports. `main(TaskClass)` is the whole
+command-line program of a task:
+
+    python -m tasks.glue --task=sst2 --data_dir=DIR --model_dir=DIR --do_train
+
+Every user mistake (a bad flag value, a missing or malformed file, a
+checkpoint that does not fit) is found before training starts and ends the
+program with a one-line message and exit status 2; see `run`.
+"""
+
+import contextlib
+import dataclasses
+import json
+import os
+import sys
+
+from absl import app, flags, logging
+
+from tfbert.tasks import quiet_tensorflow_start
+
+FLAGS = flags.FLAGS
+
+# Shared flags a task may leave out (every other shared flag is offered by
+# every task).
+OPTIONAL_FLAGS = frozenset({"do_predict", "pad_to_max_length",
+                            "max_train_examples", "export_token_ids_only"})
+
+# Shared flags that change what training computes; a model directory resumes
+# only a run whose values of these (and whose data) are unchanged.
+_TRAINING_FLAGS = (
+    "init_checkpoint", "vocab_file", "max_seq_length", "pad_to_max_length",
+    "train_batch_size", "learning_rate", "num_train_epochs",
+    "warmup_proportion", "weight_decay", "adam_epsilon",
+    "gradient_accumulation_steps", "layerwise_lr_decay", "checkpoint_steps",
+    "mixed_precision", "seed", "max_train_examples")
+
+
+class UserError(ValueError):
+    """A mistake in the command line or the input files: reported as one
+    line, without a traceback."""
+
+
+class Task:
+    """What a task supplies to the runner.
+
+    Class attributes:
+      name: the task's command name (`glue` -> `tfbert-glue`).
+      defaults: defaults of shared flags that this recipe changes, e.g.
+        `{"max_seq_length": 384}`.
+      optional_flags: the `OPTIONAL_FLAGS` this task offers.
+      training_flags: names of the task's own flags that change training
+        (part of the model directory's fingerprint).
+
+    An instance is made after flag parsing with the parsed `FlagValues`. The
+    runner calls, in order: `check` (pure Python: flag combinations, reading
+    every input file the run will need), `build_inputs` (tokenizer /
+    preprocessor and datasets; TF ops may run), `build_model` (inside the
+    strategy scope), then `train_dataset`/`compile_args` (with --do_train),
+    `evaluate`, `write_predictions` and `export`.
+    """
+
+    name = ""
+    defaults = {}
+    optional_flags = frozenset()
+    training_flags = ()
+
+    def __init__(self, flag_values):
+        self.flags = flag_values
+
+    @staticmethod
+    def define_flags(fv):
+        """Defines the task's own flags in the `FlagValues` `fv`."""
+
+    def minimum_seq_length(self):
+        """The shortest --max_seq_length the task can use."""
+        return 3
+
+    def check(self):
+        """Checks flag combinations and reads every file the run will need;
+        raises `ValueError`/`OSError` naming the flag or file:line."""
+
+    def training_files(self):
+        """Paths whose contents training depends on (fingerprinted)."""
+        return []
+
+    def build_inputs(self, tokenizer):
+        """Builds what the model and datasets need from the checkpoint's
+        `tokenizer` (a `BertTokenizer`)."""
+
+    def build_model(self, init_checkpoint):
+        """The task's Keras model on the encoder of `init_checkpoint`."""
+        raise NotImplementedError
+
+    def train_dataset(self):
+        """`(dataset, batches_per_epoch)`: one epoch of training batches."""
+        raise NotImplementedError
+
+    def compile_args(self):
+        """`loss`, `metrics`, `loss_weights` for `Model.compile`."""
+        raise NotImplementedError
+
+    @property
+    def main_metric(self):
+        """The dev metric (higher is better) that selects the best model, or
+        None when the run has no evaluation data."""
+        return None
+
+    def evaluate(self, model):
+        """`(main_metrics, all_results)`: metrics of the split that selects
+        the best model, and everything written to eval_results.json."""
+        raise NotImplementedError
+
+    def write_eval_details(self, output_dir):
+        """Writes what the last `evaluate` saw beyond its metrics (e.g. the
+        predicted tags) under `output_dir`; nothing by default."""
+
+    def write_predictions(self, model, output_dir):
+        """Writes predictions for the --do_predict data under `output_dir`."""
+        raise NotImplementedError
+
+    def export(self, model, export_dir, token_ids_only):
+        """Exports the trained model; returns the path written."""
+        raise NotImplementedError
+
+
+def define_flags(task_class, fv=FLAGS):
+    """Defines the shared flags with the task's defaults, then the task's
+    own."""
+    d = {"max_seq_length": 128, "train_batch_size": 32, "eval_batch_size": 64,
+         "learning_rate": 5e-5, "num_train_epochs": 3.0,
+         **task_class.defaults}
+    offered = task_class.optional_flags
+    flags.DEFINE_string("init_checkpoint", "minilm-l6-h384-uncased",
+                        "Preset name or checkpoint directory to start from.",
+                        flag_values=fv)
+    flags.DEFINE_string("vocab_file", None,
+                        "vocab.txt to use instead of the checkpoint's (for "
+                        "checkpoints that have none).", flag_values=fv)
+    flags.DEFINE_bool("do_lower_case", True,
+                      "Lower-case text; read only with --vocab_file.",
+                      flag_values=fv)
+    flags.DEFINE_string("model_dir", None,
+                        "Checkpoints, logs and results (required).",
+                        flag_values=fv)
+    flags.DEFINE_bool("overwrite_model_dir", False,
+                      "Start training afresh, deleting the training state "
+                      "already in --model_dir.", flag_values=fv)
+    flags.DEFINE_string("export_dir", None,
+                        "Export the trained model under this directory.",
+                        flag_values=fv)
+    flags.DEFINE_bool("export_best", True,
+                      "Evaluate, predict and export with the weights that "
+                      "scored best on the dev data during training (when "
+                      "there was dev data); otherwise the last weights.",
+                      flag_values=fv)
+    flags.DEFINE_bool("do_train", False, "Train.", flag_values=fv)
+    flags.DEFINE_bool("do_eval", False, "Evaluate on the dev data.",
+                      flag_values=fv)
+    if "do_predict" in offered:
+        flags.DEFINE_bool("do_predict", False, "Write test-set predictions.",
+                          flag_values=fv)
+    if "export_token_ids_only" in offered:
+        flags.DEFINE_bool("export_token_ids_only", False,
+                          "Export only the token-id signature (servers "
+                          "without tensorflow-text ops).", flag_values=fv)
+    flags.DEFINE_integer("max_seq_length", d["max_seq_length"],
+                         "Longest packed input, in tokens.", flag_values=fv)
+    if "pad_to_max_length" in offered:
+        flags.DEFINE_bool("pad_to_max_length", False,
+                          "Pad every batch to max_seq_length (fixed shapes "
+                          "for TPU/XLA) instead of to its longest sequence.",
+                          flag_values=fv)
+    flags.DEFINE_integer("train_batch_size", d["train_batch_size"],
+                         "Global training batch size.", flag_values=fv)
+    flags.DEFINE_integer("eval_batch_size", d["eval_batch_size"],
+                         "Global evaluation/prediction batch size.",
+                         flag_values=fv)
+    flags.DEFINE_float("learning_rate", d["learning_rate"],
+                       "Peak learning rate.", flag_values=fv)
+    flags.DEFINE_float("num_train_epochs", d["num_train_epochs"],
+                       "Training epochs (may be fractional).", flag_values=fv)
+    flags.DEFINE_float("warmup_proportion", 0.1,
+                       "Fraction of steps of linear warmup.", flag_values=fv)
+    flags.DEFINE_float("weight_decay", 0.01, "AdamW weight decay.",
+                       flag_values=fv)
+    flags.DEFINE_float("adam_epsilon", 1e-6, "Adam epsilon.", flag_values=fv)
+    flags.DEFINE_integer("gradient_accumulation_steps", 1,
+                         "Batches per optimizer update.", flag_values=fv)
+    flags.DEFINE_float("layerwise_lr_decay", None,
+                       "Per-layer learning-rate decay factor (e.g. 0.9).",
+                       flag_values=fv)
+    flags.DEFINE_integer("checkpoint_steps", None,
+                         "Batches between checkpoints (default: one epoch).",
+                         flag_values=fv)
+    flags.DEFINE_enum("mixed_precision", "none",
+                      ["none", "float16", "bfloat16"],
+                      "Mixed precision policy.", flag_values=fv)
+    flags.DEFINE_enum("distribution_strategy", "one_device",
+                      ["one_device", "mirrored", "multi_worker_mirrored",
+                       "tpu"], "tf.distribute strategy.", flag_values=fv)
+    flags.DEFINE_string("tpu", None,
+                        "TPU address for --distribution_strategy=tpu "
+                        "(default: the local TPU VM).",
+                        flag_values=fv)
+    flags.DEFINE_integer("num_gpus", None,
+                         "GPUs for --distribution_strategy=mirrored "
+                         "(default: all).", flag_values=fv)
+    flags.DEFINE_bool("jit_compile", False,
+                      "XLA-compile the model's train step.", flag_values=fv)
+    flags.DEFINE_integer("steps_per_execution", 1,
+                         "Batches per tf.function call.", flag_values=fv)
+    flags.DEFINE_integer("seed", 42,
+                         "Seed for weights, dropout and shuffling.",
+                         flag_values=fv)
+    if "max_train_examples" in offered:
+        flags.DEFINE_integer("max_train_examples", 0,
+                             "Train on the first N examples only (0 = all).",
+                             flag_values=fv)
+    task_class.define_flags(fv)
+
+
+def check_flags(task):
+    """The checks on flag values that need no file; raises UserError."""
+    f = task.flags
+
+    def require(condition, message):
+        if not condition:
+            raise UserError(message)
+
+    require(f.model_dir, "--model_dir is required")
+    actions = [f.do_train, f.do_eval, bool(f.export_dir),
+               f["do_predict"].value if "do_predict" in f else False]
+    require(any(actions), "nothing to do: pass --do_train, --do_eval"
+            + (", --do_predict" if "do_predict" in f else "")
+            + " or --export_dir")
+    require(f.max_seq_length >= task.minimum_seq_length(),
+            f"--max_seq_length={f.max_seq_length} is too short for this task "
+            f"(at least {task.minimum_seq_length()})")
+    for name in ("train_batch_size", "eval_batch_size",
+                 "gradient_accumulation_steps", "steps_per_execution"):
+        require(f[name].value > 0, f"--{name} must be positive, got "
+                f"{f[name].value}")
+    require(f.num_train_epochs > 0,
+            f"--num_train_epochs must be positive, got {f.num_train_epochs}")
+    require(f.learning_rate > 0,
+            f"--learning_rate must be positive, got {f.learning_rate}")
+    require(0 <= f.warmup_proportion <= 1, "--warmup_proportion must be in "
+            f"[0, 1], got {f.warmup_proportion}")
+    require(f.weight_decay >= 0,
+            f"--weight_decay must be >= 0, got {f.weight_decay}")
+    require(f.adam_epsilon > 0,
+            f"--adam_epsilon must be positive, got {f.adam_epsilon}")
+    require(f.checkpoint_steps is None or f.checkpoint_steps > 0,
+            f"--checkpoint_steps must be positive, got {f.checkpoint_steps}")
+    require(f.layerwise_lr_decay is None or 0 < f.layerwise_lr_decay <= 1,
+            "--layerwise_lr_decay must be in (0, 1], got "
+            f"{f.layerwise_lr_decay}")
+    if "max_train_examples" in f:
+        require(f.max_train_examples >= 0, "--max_train_examples must be >= 0 "
+                f"(0 = all), got {f.max_train_examples}")
+    require(f.tpu is None or f.distribution_strategy == "tpu",
+            "--tpu is read only with --distribution_strategy=tpu")
+    require(f.num_gpus is None or f.distribution_strategy in (
+        "one_device", "mirrored"), "--num_gpus is read only with "
+            "--distribution_strategy=one_device or mirrored")
+    require(not f["do_lower_case"].present or f.vocab_file,
+            "--do_lower_case is read only with --vocab_file")
+    if f.vocab_file and not os.path.isfile(f.vocab_file):
+        raise UserError(f"--vocab_file={f.vocab_file}: no such file")
+
+
+def training_config(task):
+    """The `TrainingConfig` the flags describe."""
+    from tfbert.training import TrainingConfig
+
+    f = task.flags
+    return TrainingConfig(
+        model_dir=f.model_dir, num_train_epochs=f.num_train_epochs,
+        learning_rate=f.learning_rate, warmup_proportion=f.warmup_proportion,
+        weight_decay=f.weight_decay, adam_epsilon=f.adam_epsilon,
+        gradient_accumulation_steps=f.gradient_accumulation_steps,
+        layerwise_lr_decay=f.layerwise_lr_decay,
+        checkpoint_steps=f.checkpoint_steps, jit_compile=f.jit_compile,
+        steps_per_execution=f.steps_per_execution, seed=f.seed)
+
+
+def load_tokenizer(flag_values):
+    """The tokenizer of --vocab_file, else of --init_checkpoint."""
+    from tfbert.text import BertTokenizer
+
+    if flag_values.vocab_file:
+        return BertTokenizer(flag_values.vocab_file,
+                             lowercase=flag_values.do_lower_case)
+    try:
+        return BertTokenizer.from_pretrained(flag_values.init_checkpoint)
+    except (ValueError, OSError) as error:
+        raise UserError(f"--init_checkpoint={flag_values.init_checkpoint}: "
+                        f"{error}; pass --vocab_file") from error
+
+
+def write_json(path, value):
+    """Writes `value` as indented JSON, atomically."""
+    from tfbert.utils.atomic import write_json_atomic
+
+    write_json_atomic(path, value)
+
+
+@dataclasses.dataclass
+class Prepared:
+    """What the lifecycle has built when training can start."""
+
+    strategy: object
+    model: object
+    chief: bool
+
+
+def _fingerprint(task):
+    """The training flags and data that a model directory's state belongs
+    to."""
+    from tfbert.training import file_fingerprint
+
+    f = task.flags
+    names = [n for n in _TRAINING_FLAGS if n in f] + list(task.training_flags)
+    values = {f"--{name}": f[name].value for name in names}
+    values["data"] = {os.path.abspath(path): file_fingerprint(path)
+                      for path in task.training_files()}
+    return values
+
+
+def _training_state_dir(f):
+    """Where this process keeps its training state: --model_dir, except on
+    the non-chief workers of a multi-worker run (MODEL_DIR/worker_tmp/<id>,
+    as `tfbert.training.train` writes). Read from TF_CONFIG, since the
+    strategy cannot be created yet."""
+    if f.distribution_strategy != "multi_worker_mirrored":
+        return f.model_dir
+    try:
+        config = json.loads(os.environ.get("TF_CONFIG", "{}"))
+        kind, index = config["task"]["type"], int(config["task"]["index"])
+    except (ValueError, KeyError, TypeError) as error:
+        raise UserError("--distribution_strategy=multi_worker_mirrored needs "
+                        f"TF_CONFIG with a task type and index ({error})")
+    chief = kind == "chief" or (kind == "worker" and index == 0
+                                and "chief" not in config.get("cluster", {}))
+    return (f.model_dir if chief
+            else os.path.join(f.model_dir, "worker_tmp", str(index)))
+
+
+def prepare(task, stack):
+    """Everything before training. What fails here is the user's input."""
+    import keras
+
+    from tfbert.training import (
+        ModelDirLock, check_fingerprint, clear_training_state, is_chief)
+    from tfbert.training.distribution import get_strategy
+    from tfbert.training.precision import set_mixed_precision
+
+    f = task.flags
+    check_flags(task)
+    task.check()
+    os.makedirs(f.model_dir, exist_ok=True)
+    if not os.access(f.model_dir, os.W_OK | os.X_OK):
+        raise UserError(f"--model_dir={f.model_dir} is not writable")
+    state_dir = _training_state_dir(f)
+    os.makedirs(state_dir, exist_ok=True)
+    stack.enter_context(ModelDirLock(state_dir))
+    if not f.do_train and not os.path.exists(
+            os.path.join(state_dir, "checkpoints", "checkpoint")):
+        raise UserError(f"--model_dir={f.model_dir} has no trained model; "
+                        "run with --do_train first")
+    # The strategy comes first: a multi-worker strategy must configure the
+    # runtime before any op runs.
+    with quiet_tensorflow_start():
+        strategy = get_strategy(f.distribution_strategy, num_gpus=f.num_gpus,
+                                tpu=f.tpu)
+    keras.utils.set_random_seed(f.seed)
+    set_mixed_precision(f.mixed_precision)
+    task.build_inputs(load_tokenizer(f))
+    with strategy.scope():
+        model = task.build_model(f.init_checkpoint)
+    positions = model.encoder.config.max_position_embeddings
+    if f.max_seq_length > positions:
+        raise UserError(f"--max_seq_length={f.max_seq_length} exceeds the "
+                        f"{positions} positions of --init_checkpoint="
+                        f"{f.init_checkpoint}")
+    if f.do_train:
+        # Last: the run is known to be valid before its state is touched.
+        if f.overwrite_model_dir:
+            clear_training_state(state_dir)
+        check_fingerprint(state_dir, _fingerprint(task))
+    return Prepared(strategy=strategy, model=model,
+                     chief=is_chief(strategy))
+
+
+def execute(task, prepared):
+    """Train (or restore), then evaluate, predict and export."""
+    from tfbert.training import (
+        restore_best_weights, restore_trained_weights, train)
+
+    f, model = task.flags, prepared.model
+    if f.do_train:
+        dataset, steps = task.train_dataset()
+        evaluate_fn = None
+        if task.main_metric is not None:
+            def evaluate_fn():
+                return task.evaluate(model)[0]
+        train(model, dataset, steps_per_epoch=steps,
+              config=training_config(task), strategy=prepared.strategy,
+              evaluate_fn=evaluate_fn, best_metric=task.main_metric,
+              **task.compile_args())
+    else:
+        restore_trained_weights(model, f.model_dir)
+    if (f.export_best and task.main_metric is not None
+            and restore_best_weights(model, f.model_dir)):
+        print(f"using the best weights on the dev data "
+              f"({os.path.join(f.model_dir, 'best_metrics.json')})")
+    if f.do_eval:
+        results = task.evaluate(model)[1]
+        print(json.dumps(results, indent=2, sort_keys=True))
+        if prepared.chief:
+            write_json(os.path.join(f.model_dir, "eval_results.json"), results)
+            task.write_eval_details(f.model_dir)
+    if prepared.chief and "do_predict" in f and f.do_predict:
+        task.write_predictions(model, f.model_dir)
+    if prepared.chief and f.export_dir:
+        token_ids_only = ("export_token_ids_only" in f
+                          and f.export_token_ids_only)
+        path = task.export(model, f.export_dir, token_ids_only)
+        print(f"exported to {path}")
+
+
+def run(task):
+    """Runs the task's lifecycle as its flags say; returns the exit status.
+
+    A user mistake found before training (a bad flag value, an unreadable or
+    malformed file, a checkpoint that does not fit, a model directory in use
+    or holding a different run) prints one line naming the flag or file and
+    returns 2. Errors after training has started are program errors and
+    propagate.
+    """
+    with contextlib.ExitStack() as stack:
+        try:
+            prepared = prepare(task, stack)
+        except (ValueError, OSError) as error:
+            report_error(error)
+            return 2
+        execute(task, prepared)
+    return 0
+
+
+def report_error(error):
+    """Prints `error` as one line: `PROGRAM: error: MESSAGE`."""
+    message = str(error) or type(error).__name__
+    if isinstance(error, OSError) and error.filename and error.strerror:
+        message = f"{error.filename}: {error.strerror}"
+    program = os.path.basename(sys.argv[0]).removesuffix(".py")
+    print(f"{program}: error: {' '.join(message.split())}", file=sys.stderr)
+
+
+def main_program(define_flags_fn, body, user_errors=(ValueError, OSError),
+                 doc=None):
+    """Runs an absl program: defines its flags (all shown by --help, after
+    `doc`), then exits with `body()`'s status. The `user_errors` that `body`
+    raises are reported in one line, with exit status 2."""
+    if doc:
+        sys.modules["__main__"].__doc__ = doc
+    before = set(FLAGS)
+    define_flags_fn()
+    for name in sorted(set(FLAGS) - before):
+        FLAGS.register_key_flag_for_module(sys.argv[0], FLAGS[name])
+
+    def app_main(argv):
+        if len(argv) > 1:
+            raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+        if not FLAGS["verbosity"].present:
+            # absl would log at INFO: TensorFlow's notices on every save.
+            logging.set_verbosity(logging.WARNING)
+        try:
+            status = body()
+        except user_errors as error:
+            report_error(error)
+            status = 2
+        sys.exit(status)
+
+    app.run(app_main)
+
+
+def main(task_class):
+    """The command-line program of `task_class`. Its user errors are
+    reported by `run` (those raised once training started are not)."""
+    main_program(lambda: define_flags(task_class),
+                 lambda: run(task_class(FLAGS)), user_errors=(),
+                 doc=sys.modules[task_class.__module__].__doc__)

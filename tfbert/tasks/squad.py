@@ -1,0 +1,275 @@
+"""SQuAD v1.1 / v2.0: fine-tune, evaluate, predict and export a span labeler.
+
+    tfbert-squad --version=1.1 --train_file=F --eval_file=F --predict_file=F \\
+      --init_checkpoint=minilm-l6-h384-uncased --model_dir=DIR \\
+      --export_dir=saved_models/squad --do_train --do_eval --do_predict
+
+(`python -m tasks.squad` from a checkout.) --do_eval scores --eval_file with
+the official metrics (MODEL_DIR/eval_results.json);
+--do_predict writes MODEL_DIR/predictions.json, nbest_predictions.json and,
+for v2.0, null_odds.json for --predict_file. The export is a raw-text
+SavedModel (`tfbert.export.squad_serving`).
+
+From Python:
+
+    tokenizer = BertTokenizer.from_pretrained("minilm-l6-h384-uncased")
+    features = squad_data.convert_examples_to_features(
+        squad_data.read_squad_examples(path), tokenizer, is_training=True)
+    dataset, steps = build_dataset(features, 16, training=True)
+    model = build_model("minilm-l6-h384-uncased")
+"""
+
+import math
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+from absl import flags
+
+from tfbert.data import squad as squad_data
+from tfbert.data.squad_postprocess import postprocess_predictions
+from tfbert.metrics import squad as squad_metrics
+from tfbert.models import BertEncoder, BertSpanLabeler
+from tfbert.tasks import runner
+
+# Logit of padding positions (see SpanLabelingHead); pads trimmed batches.
+_PAD_LOGIT = -1e9
+
+
+def _trim_to_longest(features, labels):
+    length = tf.reduce_max(tf.reduce_sum(features["input_mask"], axis=1))
+    return {name: value[:, :length] for name, value in features.items()}, labels
+
+
+def build_dataset(features, batch_size, *, training, seed=42,
+                  pad_to_max_length=False):
+    """Returns `(dataset, num_batches)`: one epoch of (inputs, labels)
+    batches, shuffled with `seed` when training, each padded only to its
+    longest feature unless `pad_to_max_length`."""
+    dataset = tf.data.Dataset.from_tensor_slices(
+        (features.model_inputs(), features.labels()))
+    if training:
+        dataset = dataset.shuffle(len(features), seed=seed,
+                                  reshuffle_each_iteration=True)
+    dataset = dataset.batch(batch_size)
+    if not pad_to_max_length:
+        dataset = dataset.map(_trim_to_longest)
+    return (dataset.prefetch(tf.data.AUTOTUNE),
+            math.ceil(len(features) / batch_size))
+
+
+def build_model(init_checkpoint):
+    """A `BertSpanLabeler` on the pretrained encoder (call in strategy scope)."""
+    return BertSpanLabeler(BertEncoder.from_pretrained(init_checkpoint))
+
+
+def span_loss():
+    """Mean of the start and end cross-entropies, as Keras loss arguments."""
+    cross_entropy = keras.losses.SparseCategoricalCrossentropy(from_logits=True)
+    return ({"start_logits": cross_entropy, "end_logits": cross_entropy},
+            {"start_logits": 0.5, "end_logits": 0.5})
+
+
+def predict_logits(model, features, batch_size, pad_to_max_length=False):
+    """Start and end logits, float32 [N, max_seq_length] each."""
+    dataset, _ = build_dataset(features, batch_size, training=False,
+                               pad_to_max_length=pad_to_max_length)
+
+    @tf.function(reduce_retracing=True)
+    def step(inputs):
+        return model(inputs, training=False)
+
+    width = features.input_word_ids.shape[1]
+    starts, ends = [], []
+    for inputs, _ in dataset:
+        logits = step(inputs)
+        pad = [[0, 0], [0, width - int(tf.shape(inputs["input_mask"])[1])]]
+        for out, name in ((starts, "start_logits"), (ends, "end_logits")):
+            out.append(np.pad(logits[name].numpy(), pad,
+                              constant_values=_PAD_LOGIT))
+    empty = np.zeros((0, width), np.float32)
+    return (np.concatenate(starts) if starts else empty,
+            np.concatenate(ends) if ends else empty)
+
+
+def evaluate(examples, result, version_2):
+    """Official metrics of `result` (a `SquadPredictions`)."""
+    if not version_2:
+        return squad_metrics.squad_v1_metrics(examples, result.predictions)
+    metrics = squad_metrics.squad_v2_metrics(examples, result.predictions)
+    # The threshold search needs the best non-null answer of every question.
+    best = squad_metrics.squad_v2_metrics(
+        examples, {q: span["text"] for q, span in result.best_spans.items()},
+        na_probs=result.null_odds)
+    metrics.update({k: v for k, v in best.items() if k.startswith("best_")})
+    return metrics
+
+
+class SquadTask(runner.Task):
+    """Extractive question answering (start/end span labeling)."""
+
+    name = "squad"
+    defaults = {"max_seq_length": 384, "train_batch_size": 16,
+                "num_train_epochs": 2.0}
+    optional_flags = runner.OPTIONAL_FLAGS
+    training_flags = ("version", "doc_stride", "max_query_length")
+
+    @staticmethod
+    def define_flags(fv):
+        flags.DEFINE_enum("version", "1.1", ["1.1", "2.0"],
+                          "SQuAD version; 2.0 has unanswerable questions.",
+                          flag_values=fv)
+        flags.DEFINE_string("train_file", None, "SQuAD JSON to train on.",
+                            flag_values=fv)
+        flags.DEFINE_string("eval_file", None,
+                            "SQuAD JSON with answers, scored by --do_eval and "
+                            "used to keep the best model while training.",
+                            flag_values=fv)
+        flags.DEFINE_string("predict_file", None,
+                            "SQuAD JSON to answer with --do_predict.",
+                            flag_values=fv)
+        flags.DEFINE_integer("doc_stride", 128,
+                             "Tokens between the starts of context windows.",
+                             flag_values=fv)
+        flags.DEFINE_integer("max_query_length", 64,
+                             "Questions are truncated to this many tokens.",
+                             flag_values=fv)
+        flags.DEFINE_integer("n_best_size", 20, "Entries per nbest list.",
+                             flag_values=fv)
+        flags.DEFINE_integer("max_answer_length", 30,
+                             "Longest answer, in tokens.", flag_values=fv)
+        flags.DEFINE_float("null_score_diff_threshold", 0.0,
+                           "v2.0: answer \"\" when the null score minus the "
+                           "best span score exceeds this (eval_results.json "
+                           "reports the best value as best_f1_thresh).",
+                           flag_values=fv)
+
+    def minimum_seq_length(self):
+        # [CLS] query [SEP] at least one context token [SEP]
+        return self.flags.max_query_length + 4
+
+    def check(self):
+        f = self.flags
+        for name in ("doc_stride", "max_query_length", "n_best_size",
+                     "max_answer_length"):
+            if f[name].value <= 0:
+                raise runner.UserError(
+                    f"--{name} must be positive, got {f[name].value}")
+        window = f.max_seq_length - f.max_query_length - 3
+        if f.doc_stride > window:
+            raise runner.UserError(
+                f"--doc_stride={f.doc_stride} is longer than the context "
+                f"part of a window ({window} tokens = --max_seq_length - "
+                "--max_query_length - 3): context would be skipped")
+        self.version_2 = f.version == "2.0"
+        self.train_examples = self._read("train_file", f.do_train)
+        if f.max_train_examples:
+            self.train_examples = self.train_examples[:f.max_train_examples]
+        if not self.version_2 and any(e.is_impossible
+                                      for e in self.train_examples):
+            raise runner.UserError(
+                f"--train_file={f.train_file} has unanswerable questions; "
+                "use --version=2.0")
+        self.eval_examples = self._read(
+            "eval_file", f.do_eval or (f.do_train and bool(f.eval_file)))
+        if self.eval_examples and not any(e.answers or e.is_impossible
+                                          for e in self.eval_examples):
+            raise runner.UserError(f"--eval_file={f.eval_file} has no answers "
+                                   "to score")
+        self.predict_examples = self._read("predict_file", f.do_predict)
+
+    def _read(self, flag, needed):
+        path = self.flags[flag].value
+        if not needed:
+            return []
+        if not path:
+            raise runner.UserError(f"--{flag} is required here")
+        examples = squad_data.read_squad_examples(path)
+        if not examples:
+            raise runner.UserError(f"--{flag}={path} has no questions")
+        return examples
+
+    def training_files(self):
+        return [self.flags.train_file]
+
+    def _features(self, examples, is_training):
+        f = self.flags
+        return squad_data.convert_examples_to_features(
+            examples, self.tokenizer, max_seq_length=f.max_seq_length,
+            doc_stride=f.doc_stride, max_query_length=f.max_query_length,
+            is_training=is_training)
+
+    def build_inputs(self, tokenizer):
+        self.tokenizer = tokenizer
+        self.eval_features = (self._features(self.eval_examples, False)
+                              if self.eval_examples else None)
+
+    def build_model(self, init_checkpoint):
+        return build_model(init_checkpoint)
+
+    def train_dataset(self):
+        f = self.flags
+        features = self._features(self.train_examples, True)
+        print(f"{len(self.train_examples)} training questions -> "
+              f"{len(features)} windows")
+        return build_dataset(features, f.train_batch_size, training=True,
+                             seed=f.seed,
+                             pad_to_max_length=f.pad_to_max_length)
+
+    def compile_args(self):
+        loss, loss_weights = span_loss()
+        return {"loss": loss, "loss_weights": loss_weights}
+
+    @property
+    def main_metric(self):
+        return "f1" if self.eval_examples else None
+
+    def _answer(self, model, examples, features):
+        f = self.flags
+        start_logits, end_logits = predict_logits(
+            model, features, f.eval_batch_size, f.pad_to_max_length)
+        return postprocess_predictions(
+            examples, features, start_logits, end_logits,
+            n_best_size=f.n_best_size, max_answer_length=f.max_answer_length,
+            version_2_with_negative=self.version_2,
+            null_score_diff_threshold=f.null_score_diff_threshold)
+
+    def evaluate(self, model):
+        result = self._answer(model, self.eval_examples, self.eval_features)
+        metrics = evaluate(self.eval_examples, result, self.version_2)
+        return metrics, metrics
+
+    def write_predictions(self, model, output_dir):
+        result = self._answer(model, self.predict_examples,
+                              self._features(self.predict_examples, False))
+        outputs = {"predictions.json": result.predictions,
+                   "nbest_predictions.json": result.nbest}
+        if self.version_2:
+            outputs["null_odds.json"] = result.null_odds
+        for filename, value in outputs.items():
+            runner.write_json(os.path.join(output_dir, filename), value)
+        print(f"wrote {len(result.predictions)} answers to "
+              f"{os.path.join(output_dir, 'predictions.json')}")
+
+    def export(self, model, export_dir, token_ids_only):
+        from tfbert.export import export_saved_model
+        from tfbert.export.squad_serving import SquadServingModule
+
+        f = self.flags
+        module = SquadServingModule(
+            model, self.tokenizer, max_seq_length=f.max_seq_length,
+            doc_stride=f.doc_stride, max_query_length=f.max_query_length,
+            max_answer_length=f.max_answer_length,
+            version_2_with_negative=self.version_2,
+            null_score_diff_threshold=f.null_score_diff_threshold)
+        return export_saved_model(module, export_dir,
+                                  token_ids_only=token_ids_only)
+
+
+def main():
+    runner.main(SquadTask)
+
+
+if __name__ == "__main__":
+    main()
