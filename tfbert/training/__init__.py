@@ -1,6 +1,7 @@
 """Training plumbing shared by every task: optimizer, precision,
-distribution, resumable `fit`, flags."""
+distribution, resumable `fit`, best-model files, model-dir state, flags."""
 
+from tfbert.training.best_model import restore_best_weights
 from tfbert.training.distribution import get_strategy, split_cpu
 from tfbert.training.optimization import (
     NO_DECAY_NAMES, AdamW, LayerwiseDecayAdamW, WarmupLinearDecay,
