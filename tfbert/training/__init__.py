@@ -7,5 +7,8 @@ from tfbert.training.optimization import (
     NO_DECAY_NAMES, AdamW, LayerwiseDecayAdamW, WarmupLinearDecay,
     create_optimizer)
 from tfbert.training.precision import set_mixed_precision
+from tfbert.training.run_state import (
+    ModelDirLock, ModelDirLockedError, ModelDirMismatchError,
+    check_fingerprint, clear_training_state, file_fingerprint)
 from tfbert.training.trainer import (
     TrainingConfig, is_chief, restore_trained_weights, train)
