@@ -1,9 +1,12 @@
 """Trains a tiny classifier with `tfbert.training.train` and writes its
-per-step losses as JSON; run as a subprocess by test_distribution.py (a
-strategy's devices must be set up before TensorFlow starts)."""
+per-step losses as JSON (and with --weights_output its final weights); run as
+a subprocess by test_distribution.py (a strategy's devices must be set up
+before TensorFlow starts) and test_trainer.py (a run killed mid-training)."""
 
 import json
+import os
 import sys
+import time
 
 from absl import app, flags
 
@@ -11,6 +14,14 @@ flags.DEFINE_string("strategy", "one_device", "Distribution strategy.")
 flags.DEFINE_integer("num_cpus", 1, "Logical CPU devices to create.")
 flags.DEFINE_string("model_dir", None, "Model directory.")
 flags.DEFINE_string("output", None, "Where to write the losses.")
+flags.DEFINE_float("dropout", 0.0, "Dropout rate everywhere in the model.")
+flags.DEFINE_bool("shuffle", False, "Shuffle the examples (seeded).")
+flags.DEFINE_integer("checkpoint_steps", 1, "Batches between checkpoints.")
+flags.DEFINE_string("weights_output", None,
+                    "If set, write the final weights here (.npz).")
+flags.DEFINE_string("pause_file", None,
+                    "If set, after the first checkpoint and one more batch, "
+                    "create this file and wait to be killed.")
 FLAGS = flags.FLAGS
 
 
@@ -32,23 +43,34 @@ def main(argv):
     strategy = get_strategy(FLAGS.strategy)
     keras.utils.set_random_seed(7)
     config = BertConfig(vocab_size=64, hidden_size=16, num_layers=2,
-                        num_heads=2, intermediate_size=32, hidden_dropout=0.0,
-                        attention_dropout=0.0)
+                        num_heads=2, intermediate_size=32,
+                        hidden_dropout=FLAGS.dropout,
+                        attention_dropout=FLAGS.dropout)
     with strategy.scope():
-        model = BertClassifier(BertEncoder(config), 2, dropout=0.0)
+        model = BertClassifier(BertEncoder(config), 2, dropout=FLAGS.dropout)
     rng = np.random.default_rng(0)
     ids = rng.integers(1, 64, (64, 12)).astype("int32")
     features = {"input_word_ids": ids, "input_mask": np.ones_like(ids),
                 "input_type_ids": np.zeros_like(ids)}
     labels = (ids[:, 1] > 32).astype("int32")
-    dataset = tf.data.Dataset.from_tensor_slices((features, labels)).batch(16)
+    dataset = tf.data.Dataset.from_tensor_slices((features, labels))
+    if FLAGS.shuffle:
+        dataset = dataset.shuffle(64, seed=3)
+    callbacks = []
+    if FLAGS.pause_file:
+        callbacks.append(pause_after_first_checkpoint(FLAGS.model_dir,
+                                                      FLAGS.pause_file))
     history = train(
-        model, dataset, steps_per_epoch=4,
+        model, dataset.batch(16), steps_per_epoch=4,
         config=TrainingConfig(model_dir=FLAGS.model_dir, num_train_epochs=2,
                               learning_rate=1e-3, warmup_proportion=0.0,
-                              checkpoint_steps=1, verbose=0),
+                              checkpoint_steps=FLAGS.checkpoint_steps,
+                              verbose=0),
         loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
-        strategy=strategy)
+        strategy=strategy, callbacks=callbacks)
+    if FLAGS.weights_output:
+        np.savez(FLAGS.weights_output,
+                 *[np.asarray(weight) for weight in model.weights])
     # Prediction under the strategy (as inside `fit`, for evaluation), on 60
     # examples so the last batch is partial, and locally outside its scope.
     eval_dataset = tf.data.Dataset.from_tensor_slices(
@@ -62,6 +84,23 @@ def main(argv):
                        "replicas": strategy.num_replicas_in_sync,
                        "distributed_logits": distributed.tolist(),
                        "local_logits": local.tolist()}, f)
+
+
+def pause_after_first_checkpoint(model_dir, pause_file):
+    """A callback that, once a checkpoint exists and one more batch has been
+    trained (unsaved progress), creates `pause_file` and sleeps, for the
+    test to kill the process there."""
+    import keras
+
+    class Pause(keras.callbacks.Callback):
+        def on_train_batch_end(self, batch, logs=None):
+            if os.path.exists(os.path.join(model_dir, "checkpoints",
+                                           "checkpoint")):
+                with open(pause_file, "w"):
+                    pass
+                time.sleep(600)
+
+    return Pause()
 
 
 if __name__ == "__main__":

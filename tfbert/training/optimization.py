@@ -14,14 +14,23 @@ NO_DECAY_NAMES = ("gamma", "beta", "bias")
 @keras.saving.register_keras_serializable(package="tfbert")
 class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
     """`peak * step / warmup_steps` during warmup, then linear decay from
-    `peak` to 0 at `total_steps`."""
+    `peak` to 0 at `total_steps`.
 
-    def __init__(self, peak_learning_rate, total_steps, warmup_steps):
+    Steps are optimizer updates. Keras calls a schedule with the number of
+    batches seen, which with gradient accumulation is
+    `batches_per_update` times larger: it is divided back here, so an
+    accumulated run follows the schedule of the large-batch run it stands
+    for."""
+
+    def __init__(self, peak_learning_rate, total_steps, warmup_steps,
+                 batches_per_update=1):
         self.peak_learning_rate = peak_learning_rate
         self.total_steps = total_steps
         self.warmup_steps = warmup_steps
+        self.batches_per_update = batches_per_update
 
     def __call__(self, step):
+        step = ops.floor_divide(step, self.batches_per_update)
         step = ops.cast(step, "float32")
         warmup = float(self.warmup_steps)
         total = float(max(self.total_steps, 1))
@@ -35,7 +44,8 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
     def get_config(self):
         return {"peak_learning_rate": self.peak_learning_rate,
                 "total_steps": self.total_steps,
-                "warmup_steps": self.warmup_steps}
+                "warmup_steps": self.warmup_steps,
+                "batches_per_update": self.batches_per_update}
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
@@ -147,8 +157,9 @@ def create_optimizer(learning_rate, total_steps, warmup_steps,
 
     Args:
       learning_rate: peak learning rate.
-      total_steps: optimizer steps of the whole run (after accumulation).
-      warmup_steps: steps of linear warmup.
+      total_steps: optimizer updates of the whole run (batches divided by
+        `gradient_accumulation_steps`).
+      warmup_steps: updates of linear warmup.
       weight_decay: decoupled weight-decay rate.
       clip_norm: global gradient-norm clip; None to disable.
       epsilon: Adam epsilon, added to the bias-corrected sqrt(v) as in
@@ -160,7 +171,8 @@ def create_optimizer(learning_rate, total_steps, warmup_steps,
     """
     kwargs = dict(
         learning_rate=WarmupLinearDecay(learning_rate, total_steps,
-                                        warmup_steps),
+                                        warmup_steps,
+                                        gradient_accumulation_steps),
         weight_decay=weight_decay, beta_1=0.9, beta_2=0.999, epsilon=epsilon,
         global_clipnorm=clip_norm,
         gradient_accumulation_steps=(gradient_accumulation_steps

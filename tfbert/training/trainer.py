@@ -1,11 +1,39 @@
 """`train`: Keras `fit` with BERT's optimizer, resumable checkpoints and logs.
 
 Training is cut into chunks of `checkpoint_steps` batches; Keras sees each
-chunk as an "epoch". After every chunk the model, optimizer and dropout RNG
-state are written with a `tf.train.CheckpointManager` (atomic: the state file
-is replaced only after the data is complete). A run that is killed and
-started again with the same flags restores the last chunk and skips exactly
-the batches it had consumed, so it continues the same trajectory.
+chunk as an "epoch". After every chunk the model, the optimizer (moments,
+step, gradient accumulators, loss scale) and the dropout RNG state are written
+with a `tf.train.CheckpointManager`. A run that is killed and started again
+with the same arguments restores the last chunk and skips exactly the batches
+it had consumed.
+
+Guarantees (each has a regression test in tests/training and tests/utils):
+
+- Exact resume: a run killed at any point (even `kill -9`) and restarted with
+  the same arguments ends with bitwise the same weights as an uninterrupted
+  run. This holds because everything the trajectory depends on is either
+  checkpointed (weights, optimizer state, dropout `SeedGenerator` states,
+  batches consumed) or a function of the arguments (the data order, for a
+  `train_dataset` shuffled with a fixed seed).
+- Atomic writes: checkpoints (TensorFlow writes the index last),
+  `best.weights.h5` and `best_metrics.json` (temp file + fsync + rename,
+  `tfbert.utils.atomic`) are never seen half-written; a full or read-only
+  disk gives an `OSError` naming the file. `best.weights.h5` holds the
+  inference weights only (no optimizer slots).
+- Fingerprinted model dirs (`tfbert.training.run_state.check_fingerprint`):
+  a model dir resumes only a run with the same flags and data; anything else
+  is refused, naming what changed.
+- Locking (`tfbert.training.run_state.ModelDirLock`): one process per model
+  dir; a second one is refused, a lock left by a dead process is taken over.
+
+The caller (the task runner) takes the lock and checks the fingerprint around
+`train`:
+
+    with ModelDirLock(model_dir):
+        if overwrite_model_dir:
+            clear_training_state(model_dir)
+        check_fingerprint(model_dir, {"flags": ..., "train_file": file_fingerprint(path)})
+        train(model, dataset, ...)
 """
 
 import dataclasses
@@ -15,9 +43,11 @@ import math
 import os
 
 import keras
+import numpy as np
 import tensorflow as tf
 from keras import tree
 
+from tfbert.training.best_model import read_best_metrics, save_best
 from tfbert.training.optimization import create_optimizer
 
 
@@ -32,13 +62,18 @@ class TrainingConfig:
       warmup_proportion: fraction of steps with linear warmup.
       weight_decay: AdamW decoupled weight decay.
       adam_epsilon: Adam epsilon.
-      gradient_accumulation_steps: batches per optimizer update.
+      gradient_accumulation_steps: batches whose mean gradient makes one
+        optimizer update (warmup and decay count updates).
       layerwise_lr_decay: per-layer learning-rate factor, or None.
       checkpoint_steps: batches between checkpoints; None = once per epoch.
       jit_compile: XLA-compile the train step (the model only; tokenization
         runs in tf.data, outside XLA).
       steps_per_execution: batches per `tf.function` call.
-      seed: seed for weights, dropout and shuffling.
+      seed: seed of the dropout random streams: `train` reseeds every
+        dropout layer from it before training starts, so dropout does not
+        depend on how many models or layers were built before. Weight
+        initialization and data shuffling are the caller's to seed
+        (`keras.utils.set_random_seed`, `Dataset.shuffle(seed=...)`).
       verbose: Keras progress-bar verbosity.
     """
 
@@ -72,39 +107,61 @@ def is_chief(strategy):
 
 class _ChunkCheckpoint(keras.callbacks.Callback):
     """Saves the training state after each chunk and, with `evaluate_fn`,
-    keeps the weights that score best on `best_metric` in `output_dir`.
+    evaluates after each epoch: the metrics go to the log, to TensorBoard
+    (`logs/dev`, tags `dev/<name>`) and, when `best_metric` improves (higher
+    is better), to `best_metrics.json` beside `best.weights.h5`.
 
     Every worker of a multi-worker run saves (saving runs collective ops that
     need all of them), each into its own `output_dir`."""
 
-    def __init__(self, manager, progress, chunks_per_epoch, evaluate_fn,
-                 best_metric, output_dir):
+    def __init__(self, manager, progress, chunk, chunks_per_epoch,
+                 evaluate_fn, best_metric, best, output_dir):
         super().__init__()
         self.manager = manager
         self.progress = progress
+        self.chunk = chunk
         self.chunks_per_epoch = chunks_per_epoch
         self.evaluate_fn = evaluate_fn
         self.best_metric = best_metric
+        self.best = best
         self.output_dir = output_dir
+        self._writer = None
 
     def on_epoch_end(self, epoch, logs=None):
         self.progress.assign(epoch + 1)
         if self.evaluate_fn is not None and (epoch + 1) % self.chunks_per_epoch == 0:
-            metrics = self.evaluate_fn()
-            print(f"eval after epoch {(epoch + 1) // self.chunks_per_epoch}: "
-                  + json.dumps(metrics, sort_keys=True))
-            best_path = os.path.join(self.output_dir, "best_metrics.json")
-            best = None
-            if os.path.exists(best_path):
-                with open(best_path) as f:
-                    best = json.load(f)[self.best_metric]
-            if best is None or metrics[self.best_metric] > best:
-                self.model.save_weights(
-                    os.path.join(self.output_dir, "best.weights.h5"))
-                with open(best_path, "w") as f:
-                    json.dump(metrics, f, indent=2, sort_keys=True)
+            self._evaluate(epoch + 1)
         # Saved last, so a restored chunk always has its evaluation written.
         self.manager.save(checkpoint_number=epoch + 1)
+
+    def on_train_end(self, logs=None):
+        if self._writer is not None:
+            self._writer.close()
+
+    def _evaluate(self, chunks_done):
+        metrics = self.evaluate_fn()
+        print(f"eval after epoch {chunks_done // self.chunks_per_epoch}: "
+              + json.dumps(metrics, sort_keys=True))
+        self._log(metrics, step=chunks_done * self.chunk)
+        if self.best_metric is None:
+            return
+        if self.best_metric not in metrics:
+            raise ValueError(
+                f"evaluate_fn returned no {self.best_metric!r} (the "
+                f"best_metric); it returned {sorted(metrics)}")
+        if self.best is None or metrics[self.best_metric] > self.best[self.best_metric]:
+            save_best(self.model, self.output_dir, metrics)
+            self.best = metrics
+
+    def _log(self, metrics, step):
+        if self._writer is None:
+            self._writer = tf.summary.create_file_writer(
+                os.path.join(self.output_dir, "logs", "dev"))
+        with self._writer.as_default(step=step):
+            for name, value in metrics.items():
+                if np.ndim(value) == 0 and isinstance(value, (int, float, np.number)):
+                    tf.summary.scalar(f"dev/{name}", float(value))
+        self._writer.flush()
 
 
 def train(model, train_dataset, *, steps_per_epoch, config, loss,
@@ -122,8 +179,9 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
       config: a `TrainingConfig`.
       loss, metrics, loss_weights: as for `Model.compile`.
       evaluate_fn: optional callable returning a dict of whole-set metrics,
-        called after every epoch; with `best_metric` (higher is better) the
-        best weights are kept in `model_dir/best.weights.h5`.
+        called after every epoch and logged to TensorBoard under `dev/`;
+        with `best_metric` (higher is better) the best inference weights
+        are kept in `model_dir/best.weights.h5` (`restore_best_weights`).
       strategy: the `tf.distribute.Strategy` the model was built in.
       callbacks: extra Keras callbacks.
 
@@ -131,19 +189,31 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
       The Keras `History` of the chunks run in this process.
     """
     strategy = strategy or tf.distribute.get_strategy()
+    accumulation = config.gradient_accumulation_steps
+    if accumulation < 1:
+        raise ValueError("gradient_accumulation_steps must be >= 1, got "
+                         f"{accumulation}")
     chunk = config.checkpoint_steps or steps_per_epoch
     total_batches = max(1, math.ceil(config.num_train_epochs * steps_per_epoch))
     num_chunks = math.ceil(total_batches / chunk)
     total_batches = num_chunks * chunk
+    total_updates = max(1, total_batches // accumulation)
     chunks_per_epoch = (steps_per_epoch // chunk
                         if steps_per_epoch % chunk == 0 else 0)
+    # Non-chief workers write the same files into a directory of their own.
+    output_dir = config.model_dir
+    if not is_chief(strategy):
+        output_dir = os.path.join(config.model_dir, "worker_tmp",
+                                  str(strategy.cluster_resolver.task_id))
+    # Read before any work, so a corrupt file stops the run up front.
+    best = read_best_metrics(output_dir) if best_metric else None
 
     with strategy.scope():
         optimizer = create_optimizer(
-            config.learning_rate, total_steps=total_batches,
-            warmup_steps=int(config.warmup_proportion * total_batches),
+            config.learning_rate, total_steps=total_updates,
+            warmup_steps=int(config.warmup_proportion * total_updates),
             weight_decay=config.weight_decay, epsilon=config.adam_epsilon,
-            gradient_accumulation_steps=config.gradient_accumulation_steps,
+            gradient_accumulation_steps=accumulation,
             layerwise_decay=config.layerwise_lr_decay,
             num_layers=(model.encoder.config.num_layers
                         if config.layerwise_lr_decay else None))
@@ -153,13 +223,11 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
                       steps_per_execution=config.steps_per_execution)
         optimizer.build(model.trainable_variables)
         progress = tf.Variable(0, dtype=tf.int64, trainable=False)
+        random_state = _random_state(model)
+        _reseed(random_state, config.seed)
     checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer,
-                                     progress=progress)
-    # Non-chief workers write the same files into a directory of their own.
-    output_dir = config.model_dir
-    if not is_chief(strategy):
-        output_dir = os.path.join(config.model_dir, "worker_tmp",
-                                  str(strategy.cluster_resolver.task_id))
+                                     progress=progress,
+                                     random_state=random_state)
     checkpoint_dir = os.path.join(output_dir, "checkpoints")
     manager = tf.train.CheckpointManager(checkpoint, checkpoint_dir,
                                          max_to_keep=2)
@@ -175,9 +243,9 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
 
     dataset = train_dataset.repeat().skip(initial_chunk * chunk)
     all_callbacks = [
-        _ChunkCheckpoint(manager, progress,
+        _ChunkCheckpoint(manager, progress, chunk,
                          chunks_per_epoch or num_chunks, evaluate_fn,
-                         best_metric, output_dir),
+                         best_metric, best, output_dir),
         keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")),
         *callbacks,
     ]
@@ -187,6 +255,24 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
         return model.fit(dataset, epochs=num_chunks, initial_epoch=initial_chunk,
                          steps_per_epoch=chunk, callbacks=all_callbacks,
                          shuffle=False, verbose=config.verbose)
+
+
+def _random_state(model):
+    """The model's variables that are not weights: the dropout layers'
+    `SeedGenerator` states. `tf.train.Checkpoint(model=...)` does not save
+    them (a `SeedGenerator` is not a trackable attribute), so a resumed run
+    would draw the dropout masks of step 0 again."""
+    weights = {id(weight) for weight in model.weights}
+    return [variable for variable in model.variables
+            if id(variable) not in weights]
+
+
+def _reseed(random_state, seed):
+    """Gives every seed state a distinct stream derived from `seed`."""
+    rng = np.random.default_rng(seed)
+    for state in random_state:
+        state.assign(np.array([rng.integers(2**31 - 1), 0],
+                              dtype=state.dtype))
 
 
 def _detach_multi_worker_strategy(model):
