@@ -57,6 +57,25 @@ def test_errors_name_file_and_line(tmp_path):
     assert read_conll(path, require_tags=False)[0].tags is None
 
 
+@pytest.mark.parametrize("content,message", [
+    (b"", "has no examples"),
+    (b"-DOCSTART- -X- -X- O\n\n", "has no examples"),
+    (b"EU NNP B-ORG\nr\xe9jects VBZ O\n", ":2: invalid UTF-8 at byte 1"),
+])
+def test_empty_and_undecodable_files(tmp_path, content, message):
+    path = tmp_path / "valid.txt"
+    path.write_bytes(content)
+    with pytest.raises(ValueError) as error:
+        read_conll(path)
+    assert str(error.value).startswith(str(path))
+    assert message in str(error.value)
+
+
+def test_directory_instead_of_file_is_named(tmp_path):
+    with pytest.raises(IsADirectoryError, match=f"{tmp_path}: is a directory"):
+        read_conll(tmp_path)
+
+
 def test_parse_labels(tmp_path):
     assert parse_labels("O,B-PER,I-LOC") == ["O", "B-LOC", "I-LOC", "B-PER",
                                              "I-PER"]

@@ -47,16 +47,38 @@ def _write(tmp_path, text, name="train.tsv"):
     ("sentence\tlabel\ngood\t1\nbad\tmaybe\n", ":3: field 'label': unknown label 'maybe'"),
     ("sentence\tlabel\n \t1\n", ":2: field 'sentence' is empty"),
     (b"sentence\tlabel\ngood\t1\nb\xffd\t0\n", ":3: invalid UTF-8"),
-    ("sentence\tlabel\n", None),
+    ("sentence\tlabel\n", " has no examples (only a header line)"),
+    ("sentence\tlabel\n\n  \n", " has no examples (only a header line)"),
+    ("", " has no examples (the file is empty)"),
 ])
 def test_malformed_rows_name_file_and_line(tmp_path, content, message):
     path = _write(tmp_path, content)
-    if message is None:
-        assert glue.read_examples(path, "sst2") == []
-        return
     with pytest.raises(ValueError) as error:
         glue.read_examples(path, "sst2")
     assert str(path) + message in str(error.value)
+
+
+@pytest.mark.parametrize("content,message", [
+    ("", "has no examples"),
+    ("\n\n", "has no examples"),
+    ("gj04\t1\t\tFine.\ngj04\t1\t\tExtra\ttab.\n",
+     ":2: expected 4 tab-separated fields, found 5"),
+    ("gj04\t1\tFine.\n", ":1: expected 4 tab-separated fields, found 3"),
+])
+def test_headerless_cola_checks_rows_and_emptiness(tmp_path, content, message):
+    path = _write(tmp_path, content)
+    with pytest.raises(ValueError) as error:
+        glue.read_examples(path, "cola")
+    assert str(error.value).startswith(str(path))
+    assert message in str(error.value)
+    assert "\n" not in str(error.value)
+
+
+def test_directory_instead_of_file_is_named(tmp_path):
+    directory = tmp_path / "train.tsv"
+    directory.mkdir()
+    with pytest.raises(IsADirectoryError, match="train.tsv: is a directory"):
+        glue.read_examples(directory, "sst2")
 
 
 def test_stsb_score_must_be_numeric(tmp_path):

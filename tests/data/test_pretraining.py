@@ -90,6 +90,34 @@ def test_static_masking_statistics(documents, tokenizer, whole_word):
                             tokenizer)
 
 
+def _assert_selection_size(original, positions, length, whole_word,
+                           tokenizer):
+    """Exactly round(0.15 * length) tokens; with whole words, at most that
+    many, and no unselected word would still have fitted (words are taken
+    while they fit)."""
+    target = max(1, int(round(0.15 * length)))
+    if not whole_word:
+        assert len(positions) == target
+        return
+    assert len(positions) <= target
+    continuation = [t.startswith("##") for t in tokenizer.vocabulary]
+    special = (tokenizer.cls_id, tokenizer.sep_id)
+    words = []
+    for i in range(length):
+        if original[i] in special:
+            continue
+        if continuation[original[i]] and original[i - 1] not in special and words:
+            words[-1].append(i)
+        else:
+            words.append([i])
+    chosen = set(positions)
+    room = target - len(positions)
+    for word in words:
+        assert all(i in chosen for i in word) or not any(
+            i in chosen for i in word)
+        assert any(i in chosen for i in word) or len(word) > room
+
+
 def _assert_whole_words(originals, positions_list, tokenizer):
     continuation = np.array([t.startswith("##") for t in tokenizer.vocabulary])
     multi_piece_words_masked = 0
@@ -187,7 +215,8 @@ def test_dynamic_masking_statistics(documents, tokenizer, whole_word):
             assert (b["masked_lm_ids"][row][count:] == tokenizer.pad_id).all()
             _check_packing(original, list(b["segment_ids"][row][:length]),
                            tokenizer.cls_id, tokenizer.sep_id)
-            assert count == max(1, int(round(0.15 * length))) or whole_word
+            _assert_selection_size(original, positions, length, whole_word,
+                                   tokenizer)
             originals.append(original)
             inputs.append(list(b["input_ids"][row]))
             positions_list.append(positions)

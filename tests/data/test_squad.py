@@ -212,3 +212,65 @@ def test_missing_field_names_question(tmp_path):
     with pytest.raises(squad.SquadFormatError,
                        match=r"'q8' answers\[0\]: missing field 'answer_start'"):
         squad.read_squad_examples(path)
+
+
+def test_doc_stride_must_advance(tokenizer):
+    for stride in (0, -3):
+        with pytest.raises(ValueError, match=f"doc_stride must be > 0, got {stride}"):
+            squad.convert_examples_to_features(
+                [_numbers_example(["42"])], tokenizer, max_seq_length=25,
+                doc_stride=stride, max_query_length=10)
+        with pytest.raises(ValueError, match="doc_stride must be > 0"):
+            squad.doc_windows(100, 20, stride)
+    with pytest.raises(ValueError, match="max_tokens=0"):
+        squad.doc_windows(100, 0, 8)
+
+
+@pytest.mark.parametrize("doc_stride", [1, 2, 50])
+def test_smallest_windows_cover_the_context_and_progress(tokenizer, doc_stride):
+    # max_seq_length 5 with a 1-token question: windows of one context token.
+    example = squad.SquadExample("q", "which", " ".join(map(str, range(30))),
+                                 [])
+    features = squad.convert_examples_to_features(
+        [example], tokenizer, max_seq_length=5, doc_stride=doc_stride,
+        max_query_length=1)
+    assert len(features) == 30
+    assert features.token_start_char[:, 3].tolist() == [
+        example.context.index(str(i)) if i else 0 for i in range(30)]
+    assert squad.doc_windows(7, 3, doc_stride) == (
+        {1: [(0, 3), (1, 3), (2, 3), (3, 3), (4, 3)],
+         2: [(0, 3), (2, 3), (4, 3)],
+         50: [(0, 3), (3, 3), (6, 1)]}[doc_stride])
+
+
+def test_utf8_error_names_file_line_and_column(tmp_path):
+    path = tmp_path / "squad.json"
+    path.write_bytes(b'{"data": [\n  {"title": "caf\xe9"}]}')
+    with pytest.raises(squad.SquadFormatError,
+                       match=r"squad.json:2:17: invalid UTF-8 \(byte 27 "):
+        squad.read_squad_examples(path)
+
+
+def test_directory_and_empty_files_are_named(tmp_path):
+    with pytest.raises(IsADirectoryError, match=f"{tmp_path}: is a directory"):
+        squad.read_squad_examples(tmp_path)
+    path = _write(tmp_path, {"version": "1.1", "data": []})
+    with pytest.raises(squad.SquadFormatError,
+                       match=r"squad.json has no examples"):
+        squad.read_squad_examples(path)
+
+
+def test_duplicate_question_ids_name_both_places(tmp_path):
+    qa = {"id": "q1", "question": "Where?",
+          "answers": [{"text": "France", "answer_start": 12}]}
+    data = _dataset(qa)
+    data["data"].append({"title": "u", "paragraphs": [
+        {"context": "Lyon.", "qas": [{"id": "x", "question": "?",
+                                      "answers": []}, qa]}]})
+    path = _write(tmp_path, data)
+    with pytest.raises(squad.SquadFormatError) as error:
+        squad.read_squad_examples(path)
+    assert str(error.value) == (
+        f"{path}: article 1 paragraph 0 question 1: question id 'q1' is "
+        "already used by article 0 paragraph 0 question 0; ids must be "
+        "unique")

@@ -1,4 +1,5 @@
-"""SQuAD post-processing on hand-set logits: validity rules, null handling."""
+"""SQuAD post-processing on hand-set logits: validity rules, null handling,
+and the v2.0 threshold round trip on the real v2.0 article."""
 
 import numpy as np
 import pytest
@@ -6,6 +7,7 @@ import pytest
 from tfbert.data import squad
 from tfbert.data.squad_postprocess import (
     NO_SPAN_NULL_ODDS, postprocess_predictions)
+from tfbert.metrics import squad as squad_metrics
 from tfbert.text.bert_tokenizer import BertTokenizer
 
 # [CLS] where ? [SEP] new york is big . paris is small . [SEP]
@@ -162,3 +164,69 @@ def test_v2_null_score_is_min_over_windows(windows):
     assert result.predictions["n"] == ""
     result = _run(windows, starts, ends, version_2_with_negative=True)
     assert result.predictions["n"] == "42"
+
+
+V2 = "squad_v2.0/dev-v2.0.Computational_complexity_theory.json"
+
+
+@pytest.fixture(scope="module")
+def v2_article(shared_data_dir, tokenizer):
+    examples = squad.read_squad_examples(shared_data_dir / V2)
+    features = squad.convert_examples_to_features(
+        examples, tokenizer, max_seq_length=192, doc_stride=64,
+        max_query_length=32)
+    return examples, features
+
+
+def _synthetic_logits(examples, features, right_share, seed):
+    """Random logits with a low null score everywhere (all null odds
+    negative, as an under-trained model gives) and high logits on the gold
+    span of `right_share` of the answerable questions."""
+    rng = np.random.default_rng(seed)
+    starts = rng.normal(size=features.input_word_ids.shape)
+    ends = rng.normal(size=features.input_word_ids.shape)
+    starts[:, 0] = ends[:, 0] = -6.0
+    for f, e in enumerate(features.example_index):
+        example = examples[e]
+        if not example.answers or rng.random() >= right_share:
+            continue
+        text, begin = example.answers[0]
+        inside = np.flatnonzero(
+            (features.token_start_char[f] < begin + len(text))
+            & (features.token_end_char[f] > begin)
+            & features.token_is_max_context[f])
+        if len(inside) and features.token_start_char[f, inside[0]] == begin:
+            starts[f, inside[0]] = ends[f, inside[-1]] = 9.0
+    return starts, ends
+
+
+@pytest.mark.parametrize("right_share", [0.0, 0.6])
+def test_v2_best_threshold_passed_back_reproduces_best_scores(
+        v2_article, right_share):
+    examples, features = v2_article
+    starts, ends = _synthetic_logits(examples, features, right_share, seed=1)
+    result = postprocess_predictions(examples, features, starts, ends,
+                                     version_2_with_negative=True)
+    assert max(result.null_odds.values()) < 0    # threshold 0 answers all
+    spans = {q: span["text"] for q, span in result.best_spans.items()}
+    best = squad_metrics.squad_v2_metrics(examples, spans,
+                                          na_probs=result.null_odds)
+    # Independent of the search: try every threshold that separates the
+    # sorted odds (and one below all of them).
+    odds = sorted(set(result.null_odds.values()))
+    exhaustive = max(
+        squad_metrics.squad_v2_metrics(
+            examples, {q: "" if result.null_odds[q] > t else text
+                       for q, text in spans.items()})["exact"]
+        for t in [odds[0] - 1.0] + odds)
+    assert best["best_exact"] == pytest.approx(exhaustive)
+    if right_share == 0.0:    # answering nothing is best: 221 of 418
+        assert best["best_exact"] == pytest.approx(100 * 221 / 418)
+    else:
+        assert best["best_exact"] > 100 * 221 / 418
+    for metric in ("exact", "f1"):
+        rerun = postprocess_predictions(
+            examples, features, starts, ends, version_2_with_negative=True,
+            null_score_diff_threshold=best[f"best_{metric}_thresh"])
+        scores = squad_metrics.squad_v2_metrics(examples, rerun.predictions)
+        assert scores[metric] == pytest.approx(best[f"best_{metric}"])

@@ -47,6 +47,7 @@ def test_v1_rules():
     }
     result = m.squad_v1_metrics(examples, predictions)
     assert result["total"] == 8 and result["missing"] == 1
+    assert result["skipped"] == 0
     assert result["exact_match"] == pytest.approx(100 * 5 / 8)
     assert result["f1"] == pytest.approx(100 * (5 + 2 / 3) / 8)
 
@@ -107,10 +108,54 @@ def test_v2_na_probs_threshold_and_best_threshold_search():
     # > 0.5 -> no answer: h2 (wrong: 0), n1 (right: 1); h1 1; n2 answered 0.
     assert r["exact"] == pytest.approx(50.0)
     # Search: start with all no-answer = 2 (n1, n2). In na order: h1 +1 -> 3
-    # (best, thresh 0.1); n2 answered -1 -> 2; h2 +0 -> 2; n1 -1 -> 1.
+    # (best: answer h1 only, so any threshold in [0.1, 0.3): the midpoint
+    # 0.2); n2 answered -1 -> 2; h2 +0 -> 2; n1 -1 -> 1.
     assert r["best_exact"] == pytest.approx(75.0)
-    assert r["best_exact_thresh"] == pytest.approx(0.1)
+    assert r["best_exact_thresh"] == pytest.approx(0.2)
     assert r["best_f1"] == pytest.approx(75.0)
+    again = m.squad_v2_metrics(examples, predictions, na_probs=na,
+                               na_prob_threshold=r["best_exact_thresh"])
+    assert again["exact"] == pytest.approx(75.0)
+
+
+def test_v2_best_threshold_when_no_answer_everywhere_wins():
+    # Every null odds is negative and every answer is wrong: the best is to
+    # answer nothing, which needs a threshold below all odds (not 0.0).
+    examples = [_ex("h1", "Panthers"), _ex("n1"), _ex("n2")]
+    predictions = {"h1": "Broncos", "n1": "Paris", "n2": "Rome"}
+    na = {"h1": -4.0, "n1": -2.0, "n2": -3.0}
+    r = m.squad_v2_metrics(examples, predictions, na_probs=na)
+    assert r["exact"] == 0.0            # threshold 0 answers all three
+    assert r["best_exact"] == pytest.approx(200 / 3)
+    assert r["best_exact_thresh"] < -4.0
+    again = m.squad_v2_metrics(examples, predictions, na_probs=na,
+                               na_prob_threshold=r["best_exact_thresh"])
+    assert again["exact"] == pytest.approx(200 / 3)
+
+
+def test_v2_tied_odds_are_answered_together():
+    # h1 (right) and n1 (answered wrongly) share odds 1.0: no threshold
+    # answers h1 without n1, so the search may not report "1 + 2 = 3 of 3".
+    examples = [_ex("h1", "Panthers"), _ex("n1"), _ex("n2")]
+    predictions = {"h1": "Panthers", "n1": "Paris", "n2": "Rome"}
+    na = {"h1": 1.0, "n1": 1.0, "n2": 2.0}
+    r = m.squad_v2_metrics(examples, predictions, na_probs=na)
+    # Nothing answered: 2 of 3. h1 + n1: 1 + 0 + 1 = 2 (not better).
+    assert r["best_exact"] == pytest.approx(200 / 3)
+    assert r["best_exact_thresh"] < 1.0
+
+
+def test_v1_skips_questions_without_gold_answers(caplog):
+    examples = [_ex("a", "Paris"), _ex("b", "Rome"), _ex("unlabeled")]
+    predictions = {"a": "Paris", "b": "Lyon", "unlabeled": "Nice"}
+    with caplog.at_level("WARNING"):
+        result = m.squad_v1_metrics(examples, predictions)
+    assert result == {"exact_match": 50.0, "f1": 50.0, "total": 2,
+                      "missing": 0, "skipped": 1}
+    assert "skipped 1 question(s) without gold answers: 'unlabeled'" in (
+        caplog.text)
+    with pytest.raises(ValueError, match="none of the 1 questions has a gold"):
+        m.squad_v1_metrics([_ex("unlabeled")], predictions)
 
 
 def test_v2_missing_prediction_is_an_error():

@@ -52,9 +52,30 @@ def test_encoder_output_shapes_and_dtypes():
     assert out["sequence_output"].shape == (BATCH, SEQ, 16)
     assert out["pooled_output"].shape == (BATCH, 16)
     assert len(out["encoder_outputs"]) == CONFIG.num_layers
-    np.testing.assert_array_equal(np.asarray(out["encoder_outputs"][-1]),
-                                  np.asarray(out["sequence_output"]))
     assert all(x.dtype == "float32" for x in _flat(out))
+
+
+def test_encoder_outputs_are_each_blocks_output():
+    # Recomputed block by block from the encoder's own layers: output i is
+    # block i's output (not, e.g., its input or the final output repeated).
+    encoder = BertEncoder(CONFIG)
+    inputs = _inputs()
+    out = encoder(inputs)
+    hidden = encoder.embeddings(inputs["input_word_ids"],
+                                inputs["input_type_ids"])
+    for block, output in zip(encoder.transformer_blocks,
+                             out["encoder_outputs"]):
+        hidden = block(hidden, inputs["input_mask"])
+        np.testing.assert_allclose(np.asarray(output), np.asarray(hidden),
+                                   atol=1e-5)
+    first = np.asarray(out["encoder_outputs"][0])
+    last = np.asarray(out["encoder_outputs"][-1])
+    assert np.abs(first - last).max() > 1e-2
+    np.testing.assert_allclose(np.asarray(out["sequence_output"]), last,
+                               atol=1e-6)
+    kernel, bias = encoder.pooler.get_weights()
+    np.testing.assert_allclose(np.asarray(out["pooled_output"]),
+                               np.tanh(last[:, 0] @ kernel + bias), atol=1e-5)
 
 
 def test_task_model_output_shapes():

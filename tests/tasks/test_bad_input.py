@@ -124,12 +124,18 @@ def test_read_only_model_dir(capsys, tmp_path, glue):
     _refused(capsys, GlueTask, glue(), "not writable")
 
 
+def test_model_dir_under_a_file(capsys, tmp_path, glue):
+    (tmp_path / "file").write_text("")
+    _refused(capsys, GlueTask, glue(f"--model_dir={tmp_path / 'file' / 'm'}"),
+             str(tmp_path / "file"))
+
+
 def test_model_dir_in_use(capsys, tmp_path, glue):
+    from tfbert.training import ModelDirLock
+
     model_dir = tmp_path / "model"
-    model_dir.mkdir()
-    # This test process is alive: its PID holds the lock.
-    (model_dir / ".lock").write_text(str(os.getpid()))
-    _refused(capsys, GlueTask, glue(), str(os.getpid()))
+    with ModelDirLock(str(model_dir)):
+        _refused(capsys, GlueTask, glue(), "in use", str(os.getpid()))
 
 
 def test_rerun_with_other_flags_names_what_changed(capsys, tmp_path, glue):
@@ -145,7 +151,7 @@ def test_squad_flag_combinations(capsys, tmp_path, tiny_checkpoint,
     v1 = shared_data_dir / "squad_v1.1" / "dev-v1.1.partA.json"
     base = [f"--init_checkpoint={tiny_checkpoint}",
             f"--model_dir={tmp_path / 'model'}", "--max_seq_length=64",
-            "--max_query_length=16"]
+            "--max_query_length=16", "--doc_stride=32"]
     _refused(capsys, SquadTask, base + ["--do_train"], "--train_file")
     _refused(capsys, SquadTask, base + ["--do_eval"], "--eval_file")
     for flag in ("--doc_stride=0", "--doc_stride=-4", "--doc_stride=100",

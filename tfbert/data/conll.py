@@ -71,9 +71,15 @@ def read_conll(path, require_tags=True):
     Raises:
       ValueError: naming `path:line` for a line whose column count differs
         from the file's first token line, a tag that is neither `O` nor
-        `B-`/`I-`/`E-`/`S-` + type, a missing tag column, or invalid UTF-8.
+        `B-`/`I-`/`E-`/`S-` + type, a missing tag column, or invalid UTF-8;
+        naming `path` when it has no sentence (empty, or only `-DOCSTART-`
+        and blank lines).
+      OSError: `path` is missing or a directory.
     """
     path = os.fspath(path)
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path}: is a directory, expected a CoNLL "
+                                "file")
     sentences = []
     words, tags, lines = [], [], []
     num_columns = None
@@ -122,6 +128,8 @@ def read_conll(path, require_tags=True):
             words.append(columns[0])
             lines.append(line_number)
     end_sentence()
+    if not sentences:
+        raise ValueError(f"{path} has no examples (no token lines)")
     return sentences
 
 

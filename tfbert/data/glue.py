@@ -5,7 +5,8 @@ Each task's quirks are handled here: CoLA has no header, MRPC's header starts
 with a byte-order mark, MNLI has matched and mismatched dev/test files, AX is
 predicted with the MNLI model. Quoting is off (texts contain `"`). A row with
 the wrong number of fields, an empty text or an unknown label is an error
-naming the file, line and field; nothing is skipped silently.
+naming the file, line and field; so is a file without examples. Nothing is
+skipped silently.
 """
 
 import dataclasses
@@ -27,6 +28,8 @@ class GlueTask:
       dev_splits: dev file stems (MNLI has two).
       test_splits: (file stem, submission file name) pairs.
       has_header: whether the train/dev files have a header line.
+      num_fields: fields per row of a header-less file (the header gives
+        the count otherwise).
       test_text_a, test_text_b: text columns of the test files.
       label_names: readable class names in class-id order (what an exported
         model answers), where GLUE's labels are "0"/"1"; None = `labels`.
@@ -42,6 +45,7 @@ class GlueTask:
     dev_splits: tuple = ("dev",)
     test_splits: tuple = ()
     has_header: bool = True
+    num_fields: int | None = None
     test_text_a: str | None = None
     test_text_b: str | None = None
     label_names: tuple | None = None
@@ -69,7 +73,7 @@ _NLI2 = ("entailment", "not_entailment")
 TASKS = {task.name: task for task in [
     GlueTask("cola", "CoLA", 3, None, 1, ("0", "1"), ("matthews_corr", "accuracy"),
              test_splits=(("test", "CoLA.tsv"),), has_header=False,
-             test_text_a="sentence",
+             num_fields=4, test_text_a="sentence",
              label_names=("unacceptable", "acceptable")),
     GlueTask("sst2", "SST-2", "sentence", None, "label", ("0", "1"), ("accuracy",),
              test_splits=(("test", "SST-2.tsv"),), test_text_a="sentence",
@@ -136,6 +140,9 @@ def _read_rows(path):
     """Yields (line number, fields) of a TSV file, quoting off."""
     if not os.path.exists(path):
         raise FileNotFoundError(f"GLUE file not found: {path}")
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path}: is a directory, expected a GLUE "
+                                ".tsv file")
     with open(path, "rb") as f:
         for number, raw in enumerate(f, start=1):
             try:
@@ -170,7 +177,8 @@ def read_examples(path, task, labeled=True):
 
     Raises:
       ValueError naming file:line (and field) for a wrong field count,
-      empty text, unknown label or non-numeric STS-B score.
+      empty text, unknown label or non-numeric STS-B score, and naming the
+      file when it has no examples (empty or header only).
     """
     task = get_task(task) if isinstance(task, str) else task
     rows = _read_rows(path)
@@ -180,7 +188,8 @@ def read_examples(path, task, labeled=True):
         try:
             _, header = next(rows)
         except StopIteration:
-            raise ValueError(f"{path}: empty file") from None
+            raise ValueError(f"{path} has no examples (the file is "
+                             "empty)") from None
     if labeled:
         columns = (task.text_a, task.text_b, task.label)
     else:
@@ -191,16 +200,12 @@ def read_examples(path, task, labeled=True):
     index = None
     if not labeled:  # QQP's test files call the index column "id".
         index = _column(header, "index" if "index" in header else "id", path)
-    width = len(header) if header else None
+    width = len(header) if header else task.num_fields
     examples = []
     for number, fields in rows:
         where = f"{path}:{number}"
-        if width is not None and len(fields) != width:
+        if len(fields) != width:
             raise ValueError(f"{where}: expected {width} tab-separated fields, "
-                             f"found {len(fields)}")
-        needed = max(c for c in (text_a, text_b, label, index) if c is not None)
-        if len(fields) <= needed:
-            raise ValueError(f"{where}: expected at least {needed + 1} fields, "
                              f"found {len(fields)}")
         texts = []
         for column in (text_a, text_b):
@@ -227,6 +232,9 @@ def read_examples(path, task, labeled=True):
                                  f"{value!r}; expected one of {task.labels}")
         guid = fields[index] if index is not None else where
         examples.append(Example(guid, texts[0], texts[1], value))
+    if not examples:
+        raise ValueError(f"{path} has no examples"
+                         + (" (only a header line)" if header else ""))
     return examples
 
 

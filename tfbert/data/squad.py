@@ -15,6 +15,7 @@ accents, extra whitespace and CJK survive exactly.
 
 import dataclasses
 import json
+import os
 
 import numpy as np
 import tensorflow as tf
@@ -98,13 +99,27 @@ def read_squad_examples(path):
       A list of `SquadExample`, in file order.
 
     Raises:
-      SquadFormatError: malformed JSON (with line and column), a missing or
-        mistyped field, or an answer whose `answer_start` does not point at
-        its text; the message names the file and the question id.
+      SquadFormatError: invalid UTF-8 or malformed JSON (with line and
+        column), a missing or mistyped field, an answer whose `answer_start`
+        does not point at its text, or a question id used twice (both
+        places named); the message names the file and the question id.
+      OSError: `path` is missing or a directory.
     """
+    if os.path.isdir(path):
+        raise IsADirectoryError(f"{path}: is a directory, expected a SQuAD "
+                                "JSON file")
+    with open(path, "rb") as f:
+        raw = f.read()
     try:
-        with open(path, encoding="utf-8") as f:
-            data = json.load(f)
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        line = raw.count(b"\n", 0, e.start) + 1
+        column = e.start - (raw.rfind(b"\n", 0, e.start) + 1) + 1
+        raise SquadFormatError(
+            f"{path}:{line}:{column}: invalid UTF-8 (byte {e.start} of the "
+            "file)") from None
+    try:
+        data = json.loads(text)
     except json.JSONDecodeError as e:
         raise SquadFormatError(
             f"{path}:{e.lineno}:{e.colno}: malformed JSON: {e.msg}") from None
@@ -123,13 +138,20 @@ def read_squad_examples(path):
         return value
 
     examples = []
+    first_place = {}
     for a, article in enumerate(data["data"]):
         for p, paragraph in enumerate(field(article, "paragraphs", list,
                                             f"article {a}")):
             where = f"article {a} paragraph {p}"
             context = field(paragraph, "context", str, where)
             for q, qa in enumerate(field(paragraph, "qas", list, where)):
-                qas_id = field(qa, "id", str, f"{where} question {q}")
+                place = f"{where} question {q}"
+                qas_id = field(qa, "id", str, place)
+                if qas_id in first_place:
+                    raise SquadFormatError(
+                        f"{path}: {place}: question id {qas_id!r} is already "
+                        f"used by {first_place[qas_id]}; ids must be unique")
+                first_place[qas_id] = place
                 where_q = f"question id {qas_id!r}"
                 question = field(qa, "question", str, where_q)
                 is_impossible = qa.get("is_impossible", False)
@@ -154,6 +176,8 @@ def read_squad_examples(path):
                         "'answers' is not empty")
                 examples.append(SquadExample(qas_id, question, context,
                                              answers, is_impossible))
+    if not examples:
+        raise SquadFormatError(f"{path} has no examples (no questions)")
     return examples
 
 
@@ -232,7 +256,16 @@ def doc_windows(num_tokens, max_tokens, doc_stride):
     Windows start every `min(max_tokens, doc_stride)` tokens until one
     reaches the end; an empty context still gets one (empty) window, so
     every example has a feature.
+
+    Raises:
+      ValueError: `max_tokens` or `doc_stride` is not positive (the windows
+        would never advance).
     """
+    if doc_stride < 1:
+        raise ValueError(f"doc_stride must be > 0, got {doc_stride}")
+    if max_tokens < 1:
+        raise ValueError(f"a window must hold at least one context token, "
+                         f"got max_tokens={max_tokens}")
     windows = []
     start = 0
     while True:
@@ -279,7 +312,16 @@ def convert_examples_to_features(examples, tokenizer, max_seq_length=384,
 
     Returns:
       `SquadFeatures`, features in example order.
+
+    Raises:
+      ValueError: `doc_stride` < 1, `max_query_length` < 1, or
+        `max_seq_length` leaves no room for a context token.
     """
+    if doc_stride < 1:
+        raise ValueError(f"doc_stride must be > 0, got {doc_stride}")
+    if max_query_length < 1:
+        raise ValueError(
+            f"max_query_length must be > 0, got {max_query_length}")
     if max_seq_length < max_query_length + 4:
         raise ValueError(
             f"max_seq_length ({max_seq_length}) must exceed max_query_length "

@@ -10,14 +10,18 @@ exact argmax, which is also what the exported SavedModel computes.
 
 The answer text is cut from the original context by character offsets. For
 SQuAD v2.0 the null score of an example is the minimum over its features of
-`start_logits[0] + end_logits[0]` ([CLS]); the answer is "" when
-`null_score - best_span_score > null_score_diff_threshold` or when no valid
-span exists.
+`start_logits[0] + end_logits[0]` ([CLS]); its null odds are
+`null_score - best_span_score`, and the answer is "" when
+`tfbert.metrics.squad.predicts_no_answer(null_odds, threshold)` (odds
+greater than `null_score_diff_threshold`; the metrics' threshold search and
+the exported SavedModel use the same rule) or when no valid span exists.
 """
 
 import dataclasses
 
 import numpy as np
+
+from tfbert.metrics.squad import predicts_no_answer
 
 # Null odds written when an example has no valid span at all (a certain
 # no-answer); finite so that null_odds.json stays strict JSON.
@@ -149,7 +153,7 @@ def postprocess_predictions(examples, features, start_logits, end_logits, *,
             odds = (float(null_score - best["score"]) if best
                     else NO_SPAN_NULL_ODDS)
             out.null_odds[example.qas_id] = odds
-            if odds > null_score_diff_threshold:
+            if predicts_no_answer(odds, null_score_diff_threshold):
                 prediction = ""
         entries = entries[:n_best_size]
         if not entries:

@@ -1,7 +1,7 @@
 """`make demo`: fine-tune MiniLM on the bundled sentiment reviews, evaluate,
 export a SavedModel and classify new sentences through it.
 
-    python -m tasks.demo
+    tfbert-demo        (python -m tasks.demo from a checkout)
 """
 
 import os
@@ -9,8 +9,7 @@ import shutil
 import subprocess
 import sys
 
-DEMO_DATA = os.path.join(os.path.dirname(__file__), "..", "tfbert", "data",
-                         "demo")
+DEMO_DATA = os.path.join(os.path.dirname(__file__), "..", "data", "demo")
 MODEL_DIR = os.path.join("runs", "demo_sentiment")
 EXPORT_DIR = os.path.join("saved_models", "demo_sentiment")
 QUERIES = [
@@ -28,14 +27,13 @@ def run(args):
 
 def main():
     shutil.rmtree(MODEL_DIR, ignore_errors=True)
-    run([sys.executable, "-m", "tasks.glue", "--task=sst2",
+    run([sys.executable, "-m", "tfbert.tasks.glue", "--task=sst2",
          f"--data_dir={os.path.normpath(DEMO_DATA)}",
          "--init_checkpoint=minilm-l6-h384-uncased",
          f"--model_dir={MODEL_DIR}", f"--export_dir={EXPORT_DIR}",
          "--do_train", "--do_eval", "--max_seq_length=64",
          "--train_batch_size=16", "--eval_batch_size=64",
-         "--learning_rate=1e-4", "--num_train_epochs=3",
-         "--label_names=negative,positive", "--seed=42"])
+         "--learning_rate=1e-4", "--num_train_epochs=3", "--seed=42"])
     # A fresh process that imports only TensorFlow and tensorflow-text, as
     # TF Serving would load the model.
     run([sys.executable, os.path.join(os.path.dirname(__file__),
