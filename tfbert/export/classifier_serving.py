@@ -2,39 +2,38 @@
 
 import tensorflow as tf
 
-from tfbert.data.batching import FEATURES
+from tfbert.export.serving_module import ServingModule
 
 
-class ClassifierServingModule(tf.Module):
+class ClassifierServingModule(ServingModule):
     """Raw text in, labels out: tokenization runs inside the SavedModel.
 
-    Signatures:
+    Signatures (see `ServingModule` for names, input specs and checks):
       `serving_default`: `sentence` (string [batch]) for single-sentence
         models, or `sentence1` and `sentence2` for pair models. Returns
         `probabilities` float32 [batch, classes] and `label` string [batch];
         for a regression model, `score` float32 [batch].
-      `serve_token_ids`: `input_word_ids`, `input_mask`, `input_type_ids`
-        (int32 [batch, seq]) for servers without tensorflow-text ops; same
-        outputs plus `logits`.
+      `serve_token_ids`: the three int32 [batch, seq_length] encoder inputs;
+        same outputs plus `logits` float32 [batch, classes] ([batch, 1] for
+        regression).
 
     Args:
       model: a Keras classifier taking the encoder input dict and returning
         logits [batch, classes] ([batch, 1] for regression).
-      preprocessor: the `BertPreprocessor` the model was trained with.
+      preprocessor: the `BertPreprocessor` the model was trained with; its
+        `seq_length` is the token-id signature's sequence length.
       label_names: class names in id order, or None for regression.
       text_inputs: input names, ("sentence",) or ("sentence1", "sentence2").
     """
 
     def __init__(self, model, preprocessor, label_names, text_inputs):
-        super().__init__()
-        self.model = model
-        self.preprocessor = preprocessor
+        super().__init__(model, preprocessor.tokenizer,
+                         preprocessor.seq_length, text_inputs)
+        self._untracked.preprocessor = preprocessor
         self.label_names = None if label_names is None else tf.constant(
             list(label_names))
-        self.text_inputs = tuple(text_inputs)
 
-    def _outputs(self, features):
-        logits = tf.cast(self.model(features, training=False), tf.float32)
+    def _outputs(self, logits):
         if self.label_names is None:
             return {"score": logits[:, 0]}
         probabilities = tf.nn.softmax(logits, axis=-1)
@@ -42,24 +41,13 @@ class ClassifierServingModule(tf.Module):
                 "label": tf.gather(self.label_names,
                                    tf.argmax(probabilities, axis=-1))}
 
-    def serve_text(self, *texts):
-        return self._outputs(self.preprocessor(tuple(texts)))
+    def _logits(self, features):
+        return tf.cast(self.model(features, training=False), tf.float32)
 
-    def serve_token_ids(self, input_word_ids, input_mask, input_type_ids):
-        features = {"input_word_ids": input_word_ids, "input_mask": input_mask,
-                    "input_type_ids": input_type_ids}
-        outputs = self._outputs(features)
-        outputs["logits"] = tf.cast(self.model(features, training=False),
-                                    tf.float32)
-        return outputs
+    def text_outputs(self, *texts):
+        features = self._untracked.preprocessor(tuple(texts))
+        return self._outputs(self._logits(features))
 
-    def signatures(self):
-        """The concrete functions to pass to `export_saved_model`."""
-        text_specs = [tf.TensorSpec([None], tf.string, name=name)
-                      for name in self.text_inputs]
-        id_specs = [tf.TensorSpec([None, None], tf.int32, name=name)
-                    for name in FEATURES]
-        text_fn = tf.function(self.serve_text, input_signature=text_specs)
-        ids_fn = tf.function(self.serve_token_ids, input_signature=id_specs)
-        return {"serving_default": text_fn.get_concrete_function(),
-                "serve_token_ids": ids_fn.get_concrete_function()}
+    def token_id_outputs(self, features):
+        logits = self._logits(features)
+        return dict(self._outputs(logits), logits=logits)

@@ -18,41 +18,49 @@
 W and E are the largest counts in the batch. Character offsets count Unicode
 code points, so in Python `text[start:end]` is the entity.
 
-Words are what BERT's pre-tokenizer produces: runs of non-space characters
-split further at every punctuation character, which becomes a word of its
-own ("U.S." is "U", ".", "S", "."). Entities are grouped from the word tags
-with the conlleval rules (`tfbert.metrics.ner`). A text longer than
-`max_seq_length - 2` WordPieces is truncated: only its first `num_words`
-words are tagged (the `tasks.ner` evaluation uses overlapping windows
-instead; serving does not).
+Words are the tokenizer's pre-tokenizer words
+(`BertTokenizer.split_words_with_offsets`): runs of non-space characters
+split further at every punctuation character and CJK ideograph ("U.S." is
+"U", ".", "S", "."). Every word is tagged, however long the text: the words
+are cut into overlapping windows exactly as `tasks.ner` evaluates
+(`tfbert.data.ner_alignment`), and each word takes its tag from the window
+where it has the most context. Entities are grouped from the word tags with
+the conlleval rules (`tfbert.metrics.ner`).
 
-`token_logits` takes the three int32 [batch, seq] encoder inputs and returns
-`logits`, float32 [batch, seq, num_labels] (for a CRF model, its emission
-scores).
+`serve_token_ids` takes the three int32 [batch, max_seq_length] encoder
+inputs and returns `logits`, float32 [batch, max_seq_length, num_labels]
+(for a CRF model, its emission scores).
 """
 
 import tensorflow as tf
-import tensorflow_text as tf_text
 
-_WHITESPACE = r"\s\p{Zs}\x{2028}\x{2029}"
-_PUNCTUATION = r"\x{21}-\x{2F}\x{3A}-\x{40}\x{5B}-\x{60}\x{7B}-\x{7E}\p{P}"
+from tfbert.export.serving_module import ServingModule
 
 
-class NerServingModule(tf.Module):
+class NerServingModule(ServingModule):
     """Wraps a trained `BertTokenClassifier` and its tokenizer for export.
 
     Args:
       model: a `BertTokenClassifier` (softmax or CRF).
       tokenizer: the checkpoint's `BertTokenizer`.
       labels: IOB2 tag names in id order.
-      max_seq_length: longest packed input, [CLS] and [SEP] included.
+      max_seq_length: longest packed window, [CLS] and [SEP] included.
+      window_stride: WordPieces between window starts; default half a
+        window (as `tfbert.data.ner_alignment.convert_to_features`).
     """
 
-    def __init__(self, model, tokenizer, labels, max_seq_length):
-        super().__init__(name="ner")
-        self.model = model
-        self.tokenizer = tokenizer
-        self.max_seq_length = int(max_seq_length)
+    def __init__(self, model, tokenizer, labels, max_seq_length,
+                 window_stride=None):
+        super().__init__(model, tokenizer, max_seq_length, ("text",),
+                         name="ner")
+        if self.max_seq_length < 3:
+            raise ValueError(
+                f"max_seq_length must be >= 3, got {max_seq_length}")
+        self._max_pieces = self.max_seq_length - 2
+        self._window_stride = window_stride or max(1, self._max_pieces // 2)
+        if not 1 <= self._window_stride <= self._max_pieces:
+            raise ValueError(f"window_stride must be in [1, "
+                             f"{self._max_pieces}], got {window_stride}")
         self._labels = tf.constant(list(labels))
         types = sorted({label[2:] for label in labels if label != "O"})
         self._types = tf.constant(types or [""])
@@ -62,64 +70,160 @@ class NerServingModule(tf.Module):
         self._is_begin = tf.constant([label.startswith("B-")
                                       for label in labels])
 
-    def token_logits(self, input_word_ids, input_mask, input_type_ids):
-        """The `token_logits` computation: int32 [batch, seq] inputs ->
-        {"logits": float32 [batch, seq, num_labels]}."""
-        return {"logits": self.model(
-            {"input_word_ids": input_word_ids, "input_mask": input_mask,
-             "input_type_ids": input_type_ids}, training=False)}
+    def token_id_outputs(self, features):
+        return {"logits": tf.cast(self.model(features, training=False),
+                                  tf.float32)}
 
-    def tag_text(self, text):
-        """The `serving_default` computation (see the module docstring)."""
-        text = tf.reshape(text, [-1])
-        words, byte_starts, byte_ends = tf_text.regex_split_with_offsets(
-            text, f"[{_WHITESPACE}]|[{_PUNCTUATION}]", f"[{_PUNCTUATION}]")
-        pieces = self.tokenizer.tokenize_words(words).values  # [N, (P)]
-        pieces = _unk_if_empty(pieces, self.tokenizer.unk_id)
+    def _plan_windows(self, piece_starts, num_words):
+        """`ner_alignment.plan_windows` for a batch, in the graph.
 
-        # Truncate: keep the words whose first piece fits in the window.
-        budget = self.max_seq_length - 2
-        piece_counts = words.with_flat_values(pieces.row_lengths())
-        first_piece = tf.cumsum(piece_counts, axis=1, exclusive=True)
-        kept = first_piece < budget
-        num_words = tf.reduce_sum(tf.cast(kept, tf.int32), axis=1)
-        text_pieces = words.with_flat_values(pieces).merge_dims(1, 2)
-        text_pieces = text_pieces[:, :budget]
-        batch = tf.shape(text)[0]
-        cls = tf.fill([batch, 1], self.tokenizer.cls_id)
-        sep = tf.fill([batch, 1], self.tokenizer.sep_id)
-        ids = tf.concat([cls, tf.cast(text_pieces, tf.int32), sep], axis=1)
-        input_word_ids = ids.to_tensor(self.tokenizer.pad_id)
-        input_mask = tf.ones_like(ids).to_tensor(0)
-        logits = self.token_logits(input_word_ids, input_mask,
-                                   tf.zeros_like(input_mask))["logits"]
+        Args:
+          piece_starts: int64 [batch, W + 1]: piece offset of each word in
+            its text, then the text's piece count, then padding larger than
+            any offset.
+          num_words: int64 [batch].
 
-        positions = tf.ragged.boolean_mask(first_piece + 1, kept)
+        Returns:
+          `(first, end)` int64 ragged [batch, (windows)]: the word range of
+          each window, end exclusive.
+        """
+        own_start = piece_starts[:, :-1]
+        words = tf.range(tf.shape(own_start, tf.int64)[1])[tf.newaxis]
+        # Per word w opening a window: its end, and where the next one opens.
+        end = tf.searchsorted(piece_starts, own_start + self._max_pieces,
+                              side="right", out_type=tf.int64) - 1
+        end = tf.maximum(end, words + 1)
+        following = tf.searchsorted(
+            piece_starts, own_start + self._window_stride, side="left",
+            out_type=tf.int64)
+        following = tf.minimum(tf.maximum(following, words + 1), end)
+
+        def step(first, firsts, ends):
+            active = first < num_words
+            safe = tf.minimum(first, tf.maximum(num_words - 1, 0))[:, None]
+            window_end = tf.gather(end, safe, batch_dims=1)[:, 0]
+            window_next = tf.gather(following, safe, batch_dims=1)[:, 0]
+            firsts = tf.concat([firsts, tf.where(active, first, -1)[:, None]],
+                               axis=1)
+            ends = tf.concat([ends, window_end[:, None]], axis=1)
+            first = tf.where(active & (window_end < num_words), window_next,
+                             num_words)
+            return first, firsts, ends
+
+        batch = tf.shape(num_words)[0]
+        empty = tf.zeros([batch, 0], tf.int64)
+        _, firsts, ends = tf.while_loop(
+            lambda first, *_: tf.reduce_any(first < num_words), step,
+            (tf.zeros_like(num_words), empty, empty),
+            shape_invariants=(num_words.shape, tf.TensorShape([None, None]),
+                              tf.TensorShape([None, None])))
+        opened = firsts >= 0
+        return (tf.ragged.boolean_mask(firsts, opened),
+                tf.ragged.boolean_mask(ends, opened))
+
+    def _word_tags(self, piece_ids, piece_counts):
+        """Tags and their probabilities, one per word, from windows.
+
+        Args:
+          piece_ids: int32 ragged [batch, (words), (pieces)], no word empty.
+          piece_counts: int64 ragged [batch, (words)].
+
+        Returns:
+          `(tags, scores)`: int32 and float32 ragged [batch, (words)].
+        """
+        num_words = piece_counts.row_lengths()
+        piece_starts = tf.concat(
+            [tf.cumsum(piece_counts, axis=1, exclusive=True),
+             tf.reduce_sum(piece_counts, axis=1)[:, None]], axis=1)
+        padded_starts = piece_starts.to_tensor(tf.int64.max // 2)
+        firsts, ends = self._plan_windows(padded_starts, num_words)
+        text = firsts.value_rowids()
+        first, end = firsts.flat_values, ends.flat_values
+        num_windows = tf.size(first, tf.int64)
+
+        def piece_start(text, word):
+            return tf.gather_nd(padded_starts, tf.stack([text, word], axis=1))
+
+        # Window ids: [CLS] pieces [SEP], cut to max_pieces (a single word
+        # longer than a window keeps its first pieces).
+        pieces = piece_ids.merge_dims(1, 2)
+        begin = piece_start(text, first)
+        stop = tf.minimum(piece_start(text, end), begin + self._max_pieces)
+        window_pieces = tf.gather(
+            pieces.flat_values,
+            tf.ragged.range(begin, stop)
+            + tf.gather(pieces.row_starts(), text)[:, None])
+        cls = tf.fill([num_windows, 1], self.tokenizer.cls_id)
+        sep = tf.fill([num_windows, 1], self.tokenizer.sep_id)
+        ids = tf.concat([cls, window_pieces, sep], axis=1)
+        features = {"input_word_ids": ids.to_tensor(self.tokenizer.pad_id),
+                    "input_mask": tf.ones_like(ids).to_tensor(0)}
+        features["input_type_ids"] = tf.zeros_like(features["input_mask"])
+        logits = tf.cast(self.model(features, training=False), tf.float32)
+
+        # Each (window, word): where its first piece sits, and its context.
+        window_words = tf.ragged.range(first, end)
+        window = window_words.value_rowids()
+        word = window_words.flat_values
+        word_text = tf.gather(text, window)
+        position = 1 + piece_start(word_text, word) - tf.gather(begin, window)
+        context = tf.minimum(word - tf.gather(first, window),
+                             tf.gather(end, window) - 1 - word)
+        at_word = tf.stack([window, position], axis=1)
+        word_mask = tf.scatter_nd(at_word, tf.ones_like(word, tf.int32),
+                                  tf.shape(logits[..., 0], tf.int64)) > 0
+        # The CRF decoder needs at least one word (a batch of empty texts
+        # has no windows).
+        window_tags = tf.gather_nd(tf.cond(
+            tf.size(word) > 0, lambda: self.model.decode(logits, word_mask),
+            lambda: tf.zeros(tf.shape(word_mask), tf.int32)), at_word)
+        window_scores = tf.gather_nd(
+            tf.nn.softmax(logits, axis=-1),
+            tf.concat([at_word, tf.cast(window_tags, tf.int64)[:, None]], 1))
+
+        # The window with the most context wins, the earliest on ties.
+        word_id = tf.gather(piece_counts.row_starts(), word_text) + word
+        total_words = tf.size(piece_counts.flat_values, tf.int64)
+        key = context * (num_windows + 1) + (num_windows - window)
+        chosen = tf.equal(key, tf.gather(
+            tf.math.unsorted_segment_max(key, word_id, total_words), word_id))
+        destination = tf.boolean_mask(word_id, chosen)[:, None]
+
+        def per_word(values):
+            return piece_counts.with_flat_values(tf.scatter_nd(
+                destination, tf.boolean_mask(values, chosen),
+                [total_words]))
+
+        return per_word(window_tags), per_word(window_scores)
+
+    def text_outputs(self, text):
+        words, byte_starts, byte_ends = (
+            self.tokenizer.split_words_with_offsets(text))
+        # A word that normalises to nothing is fed as one [UNK], as in
+        # training.
+        pieces = _unk_if_empty(self.tokenizer.tokenize_words(words).values,
+                               self.tokenizer.unk_id)
+        piece_ids = words.with_flat_values(pieces)
+        tags, scores = self._word_tags(
+            piece_ids, words.with_flat_values(pieces.row_lengths()))
+        num_words = tf.cast(words.row_lengths(), tf.int32)
         word_mask = tf.sequence_mask(num_words)
-        word_logits = tf.gather(logits, tf.cast(positions.to_tensor(0),
-                                                tf.int32), batch_dims=1)
-        if self.model.use_crf:
-            tags = self.model.crf.decode(word_logits, num_words)
-        else:
-            tags = tf.argmax(word_logits, axis=-1, output_type=tf.int32)
-        probabilities = tf.nn.softmax(word_logits, axis=-1)
-        word_scores = tf.gather(probabilities, tags, batch_dims=2)
+        tags, word_scores = tags.to_tensor(0), scores.to_tensor(0.0)
 
         # Byte offsets -> code point offsets, per text.
         _, char_byte_starts = tf.strings.unicode_decode_with_offsets(
             text, "UTF-8")
-        char_byte_starts = char_byte_starts.to_tensor(
-            tf.int64.max)
+        char_byte_starts = char_byte_starts.to_tensor(tf.int64.max)
 
         def to_chars(byte_offsets):
-            dense = tf.ragged.boolean_mask(byte_offsets, kept).to_tensor(0)
-            return tf.searchsorted(char_byte_starts, dense, side="left",
-                                   out_type=tf.int64)
+            return tf.searchsorted(char_byte_starts, byte_offsets.to_tensor(0),
+                                   side="left", out_type=tf.int64)
 
         word_starts, word_ends = to_chars(byte_starts), to_chars(byte_ends)
-        kept_byte_starts = tf.ragged.boolean_mask(byte_starts, kept).to_tensor(0)
-        kept_byte_ends = tf.ragged.boolean_mask(byte_ends, kept).to_tensor(0)
-        word_texts = tf.ragged.boolean_mask(words, kept).to_tensor("")
+        byte_starts, byte_ends = byte_starts.to_tensor(0), byte_ends.to_tensor(0)
+        word_texts = tf.strings.substr(
+            tf.broadcast_to(text[:, None], tf.shape(byte_starts)),
+            byte_starts, byte_ends - byte_starts)
 
         # Entities by the conlleval rules on IOB2 tags.
         entity_type = tf.where(word_mask, tf.gather(self._type_of_label, tags),
@@ -145,8 +249,8 @@ class NerServingModule(tf.Module):
                      - tf.gather(cumulative, first, batch_dims=1)
                      + tf.gather(word_scores, first, batch_dims=1))
         entity_scores = score_sum / tf.cast(last - first + 1, tf.float32)
-        start_bytes = tf.gather(kept_byte_starts, first, batch_dims=1)
-        end_bytes = tf.gather(kept_byte_ends, last, batch_dims=1)
+        start_bytes = tf.gather(byte_starts, first, batch_dims=1)
+        end_bytes = tf.gather(byte_ends, last, batch_dims=1)
         texts = tf.broadcast_to(text[:, None], tf.shape(first))
         entity_texts = tf.strings.substr(texts, start_bytes,
                                          end_bytes - start_bytes)
@@ -155,7 +259,7 @@ class NerServingModule(tf.Module):
             return tf.where(mask, values, tf.fill(tf.shape(values), fill))
 
         return {
-            "word_texts": word_texts,
+            "word_texts": masked(word_texts, word_mask, ""),
             "word_starts": word_starts,
             "word_ends": word_ends,
             "word_labels": masked(tf.gather(self._labels, tags), word_mask, ""),
@@ -172,17 +276,6 @@ class NerServingModule(tf.Module):
             "entity_scores": masked(entity_scores, entity_mask, 0.0),
             "num_entities": num_entities,
         }
-
-    def signatures(self):
-        """`serving_default` (raw text) and `token_logits` (token ids)."""
-        text_fn = tf.function(self.tag_text, input_signature=[
-            tf.TensorSpec([None], tf.string, name="text")])
-        logits_fn = tf.function(self.token_logits, input_signature=[
-            tf.TensorSpec([None, None], tf.int32, name="input_word_ids"),
-            tf.TensorSpec([None, None], tf.int32, name="input_mask"),
-            tf.TensorSpec([None, None], tf.int32, name="input_type_ids")])
-        return {"serving_default": text_fn.get_concrete_function(),
-                "token_logits": logits_fn.get_concrete_function()}
 
 
 def _unk_if_empty(pieces, unk_id):

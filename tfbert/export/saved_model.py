@@ -1,16 +1,22 @@
 """Writing SavedModels in TF Serving's layout, atomically."""
 
+import logging
 import os
 import re
 import shutil
+import socket
 import tempfile
 
 import tensorflow as tf
 
 from tfbert.export.serving_ops import check_serving_ops
 from tfbert.export.warmup import write_warmup_requests
+from tfbert.text.vocab import save_vocabulary
 
 _VERSION = re.compile(r"^\d+$")
+_STAGING_PREFIX = ".tmp-export-"
+# `.tmp-export-<host>.<pid>.<random>`: who is (or was) writing it.
+_STAGING = re.compile(r"^\.tmp-export-(?P<host>.+)\.(?P<pid>\d+)\.[^.]+$")
 
 
 def next_version(export_dir):
@@ -22,38 +28,51 @@ def next_version(export_dir):
     return max(versions, default=0) + 1
 
 
-def export_saved_model(module, export_dir, signatures, warmup_inputs=None,
-                       check_ops=True):
-    """Saves `module` as `export_dir/<version>/`, the layout TF Serving loads.
+def export_saved_model(module, export_dir, *, token_ids_only=False):
+    """Saves a `ServingModule` as `export_dir/<version>/`, TF Serving's layout.
 
-    The SavedModel is written to a temporary directory inside `export_dir`,
+    The SavedModel is written to a staging directory inside `export_dir`,
     checked, and renamed to the next free version number only when complete,
-    so a crash never leaves a half-written version. (TF Serving ignores
-    non-numeric directories.)
+    so a crash never leaves a half-written version (TF Serving ignores
+    non-numeric directories; the next export removes staging directories
+    whose exporting process on this host is gone). The version directory
+    gets the permissions of any normal write (0755 under umask 022), so a
+    server running as another user can read it.
+
+    The export holds the signatures of `module.signatures()`, a warmup
+    request for each (`assets.extra/tf_serving_warmup_requests`), the
+    vocabulary as `assets/vocab.txt`, and the model's variables (no
+    optimizer state).
 
     Args:
-      module: the `tf.Module` to save (it must track every resource its
-        signatures use: model variables, vocabulary tables).
+      module: a `tfbert.export.ServingModule`.
       export_dir: the model's base directory, e.g. `saved_models/sst2`.
-      signatures: dict of signature name -> concrete function.
-      warmup_inputs: optional dict of signature name -> dict of input name ->
-        numpy array; written as `assets.extra/tf_serving_warmup_requests`.
-      check_ops: fail if the graph uses ops TF Serving 2.10+ lacks.
+      token_ids_only: export only the `serve_token_ids` signature: the
+        SavedModel then has no tensorflow-text ops and loads in any
+        TensorFlow runtime.
 
     Returns:
       The path of the version directory written.
+
+    Raises:
+      ValueError: the graph uses ops that TF Serving 2.10+ does not link.
     """
     os.makedirs(export_dir, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".tmp-export-", dir=export_dir)
+    _remove_stale_staging(export_dir)
+    staging = tempfile.mkdtemp(
+        prefix=f"{_STAGING_PREFIX}{socket.gethostname()}.{os.getpid()}.",
+        dir=export_dir)
     try:
-        tf.saved_model.save(module, staging, signatures=signatures)
-        if check_ops:
-            check_serving_ops(staging)
-        if warmup_inputs:
-            write_warmup_requests(
-                os.path.join(staging, "assets.extra",
-                             "tf_serving_warmup_requests"),
-                os.path.basename(os.path.normpath(export_dir)), warmup_inputs)
+        os.chmod(staging, 0o777 & ~_umask())
+        _save_quietly(module, staging, module.signatures(token_ids_only))
+        check_serving_ops(staging)
+        os.makedirs(os.path.join(staging, "assets"), exist_ok=True)
+        save_vocabulary(module.tokenizer.vocabulary,
+                        os.path.join(staging, "assets", "vocab.txt"))
+        write_warmup_requests(
+            os.path.join(staging, "assets.extra", "tf_serving_warmup_requests"),
+            os.path.basename(os.path.normpath(export_dir)),
+            module.warmup_inputs(token_ids_only))
         while True:
             target = os.path.join(export_dir, str(next_version(export_dir)))
             try:
@@ -66,3 +85,45 @@ def export_saved_model(module, export_dir, signatures, warmup_inputs=None,
     finally:
         if os.path.exists(staging):
             shutil.rmtree(staging)
+
+
+def _save_quietly(module, path, signatures):
+    """`tf.saved_model.save` without its INFO lines (one per renamed
+    signature input and per function it finds)."""
+    tf_logger = logging.getLogger("tensorflow")
+    level = tf_logger.level
+    tf_logger.setLevel(logging.WARNING)
+    try:
+        tf.saved_model.save(module, path, signatures=signatures)
+    finally:
+        tf_logger.setLevel(level)
+
+
+def _umask():
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
+
+
+def _remove_stale_staging(export_dir):
+    """Deletes staging directories left by interrupted exports: those of a
+    process on this host that no longer runs, and unattributable ones."""
+    host = socket.gethostname()
+    for name in os.listdir(export_dir):
+        if not name.startswith(_STAGING_PREFIX):
+            continue
+        match = _STAGING.match(name)
+        if match and (match["host"] != host
+                      or _process_exists(int(match["pid"]))):
+            continue
+        shutil.rmtree(os.path.join(export_dir, name), ignore_errors=True)
+
+
+def _process_exists(pid):
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # It runs, as another user.
+        pass
+    return True

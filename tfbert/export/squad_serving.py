@@ -9,23 +9,24 @@ rules, same max-context windows), so both give the same answers.
 
 import tensorflow as tf
 
-from tfbert.models.bert_encoder import INPUT_NAMES
+from tfbert.export.serving_module import ServingModule
 
 
-class SquadServingModule(tf.Module):
+class SquadServingModule(ServingModule):
     """Raw question and context in, answer out.
 
-    Signatures:
+    Signatures (see `ServingModule` for names, input specs and checks):
       `serving_default`: `question`, `context` (string [batch]) ->
         `answer_text` string [batch] ("" for no answer), `start_char`,
         `end_char` int64 [batch] (code point offsets of the answer in the
         context, `[start, end)`; -1 for no answer), `score` float32 [batch]
         (start + end logit of the best span; 0 if the context has no valid
         span), and for SQuAD v2.0 models `no_answer_probability` float32
-        [batch] = sigmoid(null score - best span score).
-      `serve_token_ids`: `input_word_ids`, `input_mask`, `input_type_ids`
-        (int32 [batch, seq]) -> `start_logits`, `end_logits` float32
-        [batch, seq], for clients that tokenize and window themselves.
+        [batch] = sigmoid(null score - best span score). An empty context
+        (or one with no tokens, e.g. only spaces) has no answer.
+      `serve_token_ids`: the three int32 [batch, max_seq_length] encoder
+        inputs -> `start_logits`, `end_logits` float32 [batch,
+        max_seq_length], for clients that tokenize and window themselves.
 
     Args:
       model: a `BertSpanLabeler`.
@@ -40,14 +41,12 @@ class SquadServingModule(tf.Module):
     def __init__(self, model, tokenizer, max_seq_length=384, doc_stride=128,
                  max_query_length=64, max_answer_length=30,
                  version_2_with_negative=False, null_score_diff_threshold=0.0):
-        super().__init__()
         if max_seq_length < max_query_length + 4:
             raise ValueError(
                 f"max_seq_length ({max_seq_length}) must exceed "
                 f"max_query_length ({max_query_length}) + 3 special tokens")
-        self.model = model
-        self.tokenizer = tokenizer
-        self.max_seq_length = max_seq_length
+        super().__init__(model, tokenizer, max_seq_length,
+                         ("question", "context"))
         self.doc_stride = doc_stride
         self.max_query_length = max_query_length
         self.max_answer_length = max_answer_length
@@ -114,7 +113,11 @@ class SquadServingModule(tf.Module):
         rows = tf.RaggedTensor.from_value_rowids(
             tf.stack([w["start"], w["length"]], axis=1), w["example"],
             nrows=tf.size(w["num_windows"], tf.int64))
-        siblings = tf.gather(rows.to_tensor(-1), w["example"])  # [W, M, 2]
+        # One padding column keeps the argmax below defined for a batch of
+        # zero examples.
+        siblings = tf.gather(tf.pad(rows.to_tensor(-1), [[0, 0], [0, 1], [0, 0]],
+                                    constant_values=-1),
+                             w["example"])                          # [W, M, 2]
         sib_start = siblings[:, tf.newaxis, :, 0]
         sib_length = siblings[:, tf.newaxis, :, 1]
         offset = token[:, :, tf.newaxis] - sib_start                 # [W, S, M]
@@ -126,8 +129,7 @@ class SquadServingModule(tf.Module):
         best = tf.argmax(score, axis=-1)
         return in_context & tf.equal(best, w["number"][:, tf.newaxis]), in_context
 
-    @tf.function
-    def answer(self, question, context):
+    def text_outputs(self, question, context):
         w = self._windows(question, context)
         logits = self.model(w["features"], training=False)
         start_logits = tf.cast(logits["start_logits"], tf.float32)
@@ -153,7 +155,9 @@ class SquadServingModule(tf.Module):
         num_examples = tf.size(w["num_windows"], tf.int64)
         by_example = tf.RaggedTensor.from_value_rowids(
             window_best, w["example"], nrows=num_examples)
-        best_number = tf.argmax(by_example.to_tensor(-float("inf")), axis=1)
+        best_number = tf.argmax(
+            tf.pad(by_example.to_tensor(-float("inf")), [[0, 0], [0, 1]],
+                   constant_values=-float("inf")), axis=1)
         best_window = by_example.row_starts() + best_number
         best_score = tf.gather(window_best, best_window)
         has_span = best_score > -float("inf")
@@ -165,10 +169,16 @@ class SquadServingModule(tf.Module):
         base = (tf.gather(w["start"], best_window)
                 - tf.gather(w["query_length"], best_window) - 2)
         row_start = w["byte_starts"].row_starts()
-        byte_begin = tf.gather(w["byte_starts"].flat_values,
-                               tf.where(has_span, row_start + base + first, 0))
-        byte_end = tf.gather(w["byte_ends"].flat_values,
-                             tf.where(has_span, row_start + base + last, 0))
+
+        def byte_offset(offsets, token):
+            # A trailing 0 to read when there is no span: then the batch may
+            # have no context tokens at all.
+            values = tf.pad(offsets.flat_values, [[0, 1]])
+            return tf.gather(values, tf.where(has_span, row_start + token,
+                                              tf.size(values, tf.int64) - 1))
+
+        byte_begin = byte_offset(w["byte_starts"], base + first)
+        byte_end = byte_offset(w["byte_ends"], base + last)
         text = tf.strings.substr(context, byte_begin, byte_end - byte_begin,
                                  unit="BYTE")
         start_char = tf.cast(tf.strings.length(
@@ -181,9 +191,12 @@ class SquadServingModule(tf.Module):
         answered = has_span
         outputs = {}
         if self.version_2_with_negative:
+            # [CLS] scores; sliced, not indexed, as a batch of zero examples
+            # has logits of width 0.
+            cls_score = tf.reduce_sum(start_logits[:, :1] + end_logits[:, :1],
+                                      axis=1)
             null_score = tf.math.unsorted_segment_min(
-                start_logits[:, 0] + end_logits[:, 0], w["example"],
-                num_examples)
+                cls_score, w["example"], num_examples)
             odds = null_score - best_score
             answered = has_span & (odds <= self.null_score_diff_threshold)
             outputs["no_answer_probability"] = tf.where(
@@ -197,21 +210,7 @@ class SquadServingModule(tf.Module):
         })
         return outputs
 
-    @tf.function
-    def token_ids(self, input_word_ids, input_mask, input_type_ids):
-        logits = self.model({"input_word_ids": input_word_ids,
-                             "input_mask": input_mask,
-                             "input_type_ids": input_type_ids}, training=False)
+    def token_id_outputs(self, features):
+        logits = self.model(features, training=False)
         return {name: tf.cast(logits[name], tf.float32)
                 for name in ("start_logits", "end_logits")}
-
-    def signatures(self):
-        """The concrete functions to pass to `export_saved_model`."""
-        text_specs = [tf.TensorSpec([None], tf.string, name=name)
-                      for name in ("question", "context")]
-        id_specs = [tf.TensorSpec([None, None], tf.int32, name=name)
-                    for name in INPUT_NAMES]
-        return {
-            "serving_default": self.answer.get_concrete_function(*text_specs),
-            "serve_token_ids": self.token_ids.get_concrete_function(*id_specs),
-        }

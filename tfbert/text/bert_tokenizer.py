@@ -276,6 +276,22 @@ class BertTokenizer(tf.Module):
         return ids, starts, ends
 
     @_no_autograph
+    def split_words_with_offsets(self, texts):
+        """The pre-tokenizer's words (steps 1-3 of the module docstring),
+        before normalisation: what `tokenize` cuts into WordPieces.
+
+        Args:
+          texts: tf.string `[batch]` (or a python list / numpy array of str).
+
+        Returns:
+          `(words, starts, ends)`, ragged `[batch, (words)]`: the words as
+          tf.string and their int64 byte spans in the original strings
+          (a NUL byte inside a word reads as U+0001).
+        """
+        texts, _ = self._as_batch(texts)
+        return self._split(texts)
+
+    @_no_autograph
     def tokenize_words(self, words):
         """Pre-split words (e.g. CoNLL tokens) to WordPiece ids per word.
 
