@@ -60,15 +60,18 @@ def main():
     BertConfig, BertEncoder, BertClassifier = _import_numeric_model()
     batch, seq = 32, 128
     steps = int(os.environ.get("STEPS", "20"))
-    shapes = {"minilm-l6-h384": dict(hidden_size=384, num_layers=6,
+    shapes = {"tiny": dict(hidden_size=32, num_layers=2, num_heads=2,
+                           intermediate_size=64),
+              "minilm-l6-h384": dict(hidden_size=384, num_layers=6,
                                      num_heads=12, intermediate_size=1536),
               "bert-base": dict(hidden_size=768, num_layers=12, num_heads=12,
                                 intermediate_size=3072)}
-    only = os.environ.get("SHAPES")
+    # SHAPES=tiny STEPS=2 is a CPU smoke run of the script itself.
+    only = os.environ.get("SHAPES", "minilm-l6-h384,bert-base")
     rng = np.random.default_rng(0)
     results = []
     for shape_name, shape in shapes.items():
-        if only and shape_name not in only.split(","):
+        if shape_name not in only.split(","):
             continue
         config = BertConfig(**shape)
         features = _inputs(batch, seq, config.vocab_size, rng)

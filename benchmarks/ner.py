@@ -106,7 +106,7 @@ def run_tfbert_controlled(train_file, args):
     if args.shared_masks:
         from benchmarks.shared_dropout import install_keras
 
-        install_keras(model.encoder, args.seed, head_dropout=model.head.dropout)
+        install_keras(model.encoder, args.seed, head_dropout=model.head.dropout_layer)
     features = build_features(sentences, labels, tokenizer, 128)
     batches = controlled_batches(features, args)
     kernel, bias = (w.numpy() for w in model.head.dense.weights)

@@ -44,11 +44,11 @@ def install_keras(encoder, seed, head_dropout=None):
     Returns the number of sites."""
     import tensorflow as tf
 
-    layers = [(0, encoder.embeddings.dropout)]
+    layers = [(0, encoder.embeddings.dropout_layer)]
     for i, block in enumerate(encoder.transformer_blocks):
-        layers += [(1 + 3 * i, block.attention.dropout),
-                   (2 + 3 * i, block.attention_dropout_layer),
-                   (3 + 3 * i, block.output_dropout)]
+        layers += [(1 + 3 * i, block.attention.dropout_layer),
+                   (2 + 3 * i, block.attention_output_dropout_layer),
+                   (3 + 3 * i, block.output_dropout_layer)]
     if head_dropout is not None:
         layers.append((HEAD_SITE, head_dropout))
 

@@ -90,7 +90,21 @@ def test_iob2_constraints():
                      ("I-LOC", "I-PER"), ("B-PER", "I-LOC"),
                      ("I-PER", "I-LOC")}
     assert list(allowed_start) == [True, True, False, True, False]
-    assert FORBIDDEN < -1e3
+
+
+def test_a_forbidden_move_makes_a_path_improbable():
+    constrained, _, _ = _crf(3, True)
+    free, _, _ = _crf(3, False)  # the same weights, no constraints
+    emissions = np.random.default_rng(3).normal(size=(1, 3, 5)).astype(
+        np.float32)
+    path = np.array([[0, 2, 2]])  # O -> I-PER is not valid IOB2
+    lengths = np.array([3])
+    free_ll = free.log_likelihood(emissions, path, lengths).numpy()[0]
+    constrained_ll = constrained.log_likelihood(
+        emissions, path, lengths).numpy()[0]
+    assert free_ll > -20  # an ordinary path among 125
+    # The penalty makes its probability vanish (exp(FORBIDDEN) = 0 in float32).
+    assert constrained_ll < free_ll + FORBIDDEN / 2
 
 
 def test_compact():

@@ -5,6 +5,8 @@ import re
 
 import numpy as np
 
+from tfbert.checkpoints.variable_map import HEAD_PREFIX
+
 # HF buffers that are not weights.
 _SKIPPED = ("position_ids", "token_type_ids")
 # Tied copies of other weights in BertForPreTraining / BertForMaskedLM files.
@@ -92,7 +94,7 @@ def write_weights(directory, weights):
     with pretraining heads gets `BertForPreTraining` keys."""
     from safetensors.numpy import save_file
 
-    with_heads = any(name.startswith("cls/") for name in weights)
+    with_heads = any(name.startswith(HEAD_PREFIX) for name in weights)
     state = {}
     for name, value in weights.items():
         key, transposed = _canonical_to_hf(name)

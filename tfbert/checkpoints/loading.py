@@ -8,7 +8,8 @@ import tempfile
 from tfbert import presets
 from tfbert.checkpoints import hf, keras_hub_preset, tf1
 from tfbert.checkpoints.variable_map import (
-    assign_variables, encoder_variables, pretrainer_variables, read_variables)
+    HEAD_PREFIX, assign_variables, encoder_variables, pretrainer_variables,
+    read_variables)
 from tfbert.config import BertConfig
 
 FORMATS = ("hf", "tf1", "keras_hub")
@@ -132,9 +133,9 @@ def load_pretrainer(name_or_path, strict=False, **config_overrides):
                          checkpoint.weights, checkpoint.source, strict=True)
         heads = {name: value for name, value in
                  pretrainer_variables(pretrainer).items()
-                 if name.startswith("cls/")}
+                 if name.startswith(HEAD_PREFIX)}
         assign_variables(heads, {k: v for k, v in checkpoint.weights.items()
-                                 if k.startswith("cls/")},
+                                 if k.startswith(HEAD_PREFIX)},
                          checkpoint.source, strict=strict)
     return pretrainer
 

@@ -6,6 +6,7 @@ from tfbert.layers.classification_head import ClassificationHead
 from tfbert.layers.embeddings import BertEmbeddings
 from tfbert.layers.layer_norm import LayerNorm
 from tfbert.layers.masked_lm_head import MaskedLMHead
+from tfbert.layers.masking import MASKED_LOGIT, padding_bias
 from tfbert.layers.next_sentence_head import NextSentenceHead
 from tfbert.layers.pooler import Pooler
 from tfbert.layers.span_labeling_head import SpanLabelingHead

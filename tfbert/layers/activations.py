@@ -3,22 +3,24 @@
 import math
 
 import keras
-import tensorflow as tf
+from keras import ops
 
 
-@tf.custom_gradient
+@ops.custom_gradient
 def _gelu_exact(x):
     # Autodiff of 0.5 * x * (1 + erf(x / sqrt(2))) keeps three intermediates
     # of x's size alive until the backward pass (x / sqrt(2), 0.5 * x and
     # 1 + erf(...)): three [batch, seq, intermediate] tensors per layer, about
     # a seventh of a BERT training step's peak memory. This gradient keeps
     # only x and recomputes the derivative Phi(x) + x * phi(x).
-    def gradient(upstream):
-        cdf = 0.5 * (1.0 + tf.math.erf(x * (1.0 / math.sqrt(2.0))))
-        pdf = tf.exp(-0.5 * tf.square(x)) * (1.0 / math.sqrt(2.0 * math.pi))
+    def gradient(*args, upstream=None):
+        if upstream is None:  # TensorFlow and JAX pass it positionally.
+            (upstream,) = args
+        cdf = 0.5 * (1.0 + ops.erf(x * (1.0 / math.sqrt(2.0))))
+        pdf = ops.exp(-0.5 * ops.square(x)) * (1.0 / math.sqrt(2.0 * math.pi))
         return upstream * (cdf + x * pdf)
 
-    return tf.nn.gelu(x, approximate=False), gradient
+    return ops.gelu(x, approximate=False), gradient
 
 
 def gelu(x):
@@ -26,11 +28,12 @@ def gelu(x):
 
     Same values as `keras.activations.gelu(x, approximate=False)`; its
     gradient keeps only `x` for the backward pass."""
-    return _gelu_exact(tf.convert_to_tensor(x))
+    return _gelu_exact(ops.convert_to_tensor(x))
 
 
 def gelu_approximate(x):
-    """GELU in its tanh approximation (TF Hub, Model Garden, keras-hub)."""
+    """GELU in its tanh approximation (TF Hub, Model Garden, keras-hub,
+    HF's `gelu_new`)."""
     return keras.activations.gelu(x, approximate=True)
 
 

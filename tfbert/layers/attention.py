@@ -5,9 +5,7 @@ import math
 import keras
 from keras import ops
 
-# Added to the scores of padding keys. Scores and softmax are float32, so
-# exp() of this underflows to exactly 0.
-_MASKED_SCORE = -1e9
+from tfbert.layers.masking import padding_bias
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
@@ -35,9 +33,9 @@ class MultiHeadSelfAttention(keras.layers.Layer):
                  **kwargs):
         super().__init__(**kwargs)
         self.num_heads = num_heads
-        self.dropout_rate = dropout
+        self.dropout = dropout
         self.initializer_range = initializer_range
-        self.dropout = keras.layers.Dropout(dropout, name="dropout")
+        self.dropout_layer = keras.layers.Dropout(dropout, name="dropout")
 
     def build(self, input_shape):
         hidden_size = input_shape[-1]
@@ -72,10 +70,9 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         value = self._split_heads(self.value(hidden_states), batch, seq)
         scores = ops.cast(ops.matmul(query, ops.transpose(key, (0, 1, 3, 2))),
                           "float32")  # [batch, N, seq_q, seq_k]
-        key_is_padding = ops.cast(attention_mask, "float32")[:, None, None, :]
-        scores = scores + (1.0 - key_is_padding) * _MASKED_SCORE
+        scores = scores + padding_bias(attention_mask)[:, None, None, :]
         probs = ops.softmax(scores, axis=-1)
-        probs = self.dropout(ops.cast(probs, self.compute_dtype),
+        probs = self.dropout_layer(ops.cast(probs, self.compute_dtype),
                              training=training)
         context = ops.transpose(ops.matmul(probs, value), (0, 2, 1, 3))
         context = ops.reshape(context, (batch, seq, self.hidden_size))
@@ -86,6 +83,6 @@ class MultiHeadSelfAttention(keras.layers.Layer):
 
     def get_config(self):
         config = super().get_config()
-        config.update(num_heads=self.num_heads, dropout=self.dropout_rate,
+        config.update(num_heads=self.num_heads, dropout=self.dropout,
                       initializer_range=self.initializer_range)
         return config

@@ -25,9 +25,9 @@ class ClassificationHead(keras.layers.Layer):
                  **kwargs):
         super().__init__(**kwargs)
         self.num_classes = num_classes
-        self.dropout_rate = dropout
+        self.dropout = dropout
         self.initializer_range = initializer_range
-        self.dropout = keras.layers.Dropout(dropout, name="dropout")
+        self.dropout_layer = keras.layers.Dropout(dropout, name="dropout")
         self.dense = keras.layers.Dense(
             num_classes, dtype="float32", name="logits",
             kernel_initializer=keras.initializers.TruncatedNormal(
@@ -38,13 +38,13 @@ class ClassificationHead(keras.layers.Layer):
         self.built = True
 
     def call(self, pooled_output, training=None):
-        return self.dense(self.dropout(pooled_output, training=training))
+        return self.dense(self.dropout_layer(pooled_output, training=training))
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-1]) + (self.num_classes,)
 
     def get_config(self):
         config = super().get_config()
-        config.update(num_classes=self.num_classes, dropout=self.dropout_rate,
+        config.update(num_classes=self.num_classes, dropout=self.dropout,
                       initializer_range=self.initializer_range)
         return config

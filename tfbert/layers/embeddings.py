@@ -42,12 +42,12 @@ class BertEmbeddings(keras.layers.Layer):
         self.hidden_size = hidden_size
         self.max_position_embeddings = max_position_embeddings
         self.type_vocab_size = type_vocab_size
-        self.dropout_rate = dropout
+        self.dropout = dropout
         self.initializer_range = initializer_range
         self.layer_norm_epsilon = layer_norm_epsilon
         self.layer_norm = LayerNorm(
             epsilon=layer_norm_epsilon, dtype="float32", name="layer_norm")
-        self.dropout = keras.layers.Dropout(dropout, name="dropout")
+        self.dropout_layer = keras.layers.Dropout(dropout, name="dropout")
 
     def build(self, input_shape=None):
         init = keras.initializers.TruncatedNormal(stddev=self.initializer_range)
@@ -76,7 +76,7 @@ class BertEmbeddings(keras.layers.Layer):
         positions = self.position_embeddings.value[:seq_length]
         x = self.layer_norm(words + types + positions[None])
         x = ops.cast(x, self.compute_dtype)
-        return self.dropout(x, training=training)
+        return self.dropout_layer(x, training=training)
 
     def compute_output_shape(self, input_shape, *args):
         return tuple(input_shape) + (self.hidden_size,)
@@ -86,7 +86,7 @@ class BertEmbeddings(keras.layers.Layer):
         config.update(
             vocab_size=self.vocab_size, hidden_size=self.hidden_size,
             max_position_embeddings=self.max_position_embeddings,
-            type_vocab_size=self.type_vocab_size, dropout=self.dropout_rate,
+            type_vocab_size=self.type_vocab_size, dropout=self.dropout,
             initializer_range=self.initializer_range,
             layer_norm_epsilon=self.layer_norm_epsilon)
         return config

@@ -1,7 +1,7 @@
 """Layer normalization over the hidden axis with a memory-lean gradient."""
 
 import keras
-import tensorflow as tf
+from keras import ops
 
 
 def _normalize(x, gamma, beta, epsilon):
@@ -11,24 +11,25 @@ def _normalize(x, gamma, beta, epsilon):
     the normalized input [..., H] and 1/std [..., 1] only; autodiff of the
     same formula keeps about four tensors of x's size."""
 
-    @tf.custom_gradient
+    @ops.custom_gradient
     def normalize(x, gamma, beta):
-        mean = tf.reduce_mean(x, axis=-1, keepdims=True)
-        variance = tf.reduce_mean(tf.math.squared_difference(x, mean),
-                                  axis=-1, keepdims=True)
-        inverse_std = tf.math.rsqrt(variance + epsilon)
+        mean = ops.mean(x, axis=-1, keepdims=True)
+        variance = ops.mean(ops.square(x - mean), axis=-1, keepdims=True)
+        inverse_std = ops.rsqrt(variance + epsilon)
         normalized = (x - mean) * inverse_std
 
-        def gradient(upstream):
-            leading_axes = list(range(len(upstream.shape) - 1))
-            d_gamma = tf.reduce_sum(upstream * normalized, axis=leading_axes)
-            d_beta = tf.reduce_sum(upstream, axis=leading_axes)
+        def gradient(*args, upstream=None):
+            if upstream is None:  # TensorFlow and JAX pass it positionally.
+                (upstream,) = args
+            leading_axes = tuple(range(len(upstream.shape) - 1))
+            d_gamma = ops.sum(upstream * normalized, axis=leading_axes)
+            d_beta = ops.sum(upstream, axis=leading_axes)
             d_normalized = upstream * gamma
             d_x = inverse_std * (
                 d_normalized
-                - tf.reduce_mean(d_normalized, axis=-1, keepdims=True)
-                - normalized * tf.reduce_mean(d_normalized * normalized,
-                                              axis=-1, keepdims=True))
+                - ops.mean(d_normalized, axis=-1, keepdims=True)
+                - normalized * ops.mean(d_normalized * normalized,
+                                        axis=-1, keepdims=True))
             return d_x, d_gamma, d_beta
 
         return normalized * gamma + beta, gradient
@@ -64,8 +65,8 @@ class LayerNorm(keras.layers.LayerNormalization):
 
     def call(self, inputs):
         outputs = _normalize(
-            tf.cast(inputs, "float32"),
-            tf.cast(tf.convert_to_tensor(self.gamma), "float32"),
-            tf.cast(tf.convert_to_tensor(self.beta), "float32"),
+            ops.cast(inputs, "float32"),
+            ops.cast(self.gamma.value, "float32"),
+            ops.cast(self.beta.value, "float32"),
             self.epsilon)
-        return tf.cast(outputs, self.compute_dtype)
+        return ops.cast(outputs, self.compute_dtype)

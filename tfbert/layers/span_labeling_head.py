@@ -1,9 +1,8 @@
 """Start/end span head for extractive question answering (SQuAD)."""
 
 import keras
-from keras import ops
 
-_MASKED_LOGIT = -1e9
+from tfbert.layers.masking import padding_bias
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
@@ -16,7 +15,7 @@ class SpanLabelingHead(keras.layers.Layer):
     Call args:
       sequence_output: [batch, seq, H].
       input_mask: optional int [batch, seq]; padding positions get a logit of
-        -1e9 so they are never predicted.
+        `MASKED_LOGIT` (-1e9) so they are never predicted.
 
     Returns:
       `(start_logits, end_logits)`, each float32 [batch, seq].
@@ -37,8 +36,7 @@ class SpanLabelingHead(keras.layers.Layer):
     def call(self, sequence_output, input_mask=None):
         logits = self.dense(sequence_output)
         if input_mask is not None:
-            padding = 1.0 - ops.cast(input_mask, "float32")
-            logits = logits + padding[..., None] * _MASKED_LOGIT
+            logits = logits + padding_bias(input_mask)[..., None]
         return logits[..., 0], logits[..., 1]
 
     def compute_output_shape(self, input_shape, *args):

@@ -23,9 +23,9 @@ class TokenClassificationHead(keras.layers.Layer):
                  **kwargs):
         super().__init__(**kwargs)
         self.num_labels = num_labels
-        self.dropout_rate = dropout
+        self.dropout = dropout
         self.initializer_range = initializer_range
-        self.dropout = keras.layers.Dropout(dropout, name="dropout")
+        self.dropout_layer = keras.layers.Dropout(dropout, name="dropout")
         self.dense = keras.layers.Dense(
             num_labels, dtype="float32", name="logits",
             kernel_initializer=keras.initializers.TruncatedNormal(
@@ -36,13 +36,13 @@ class TokenClassificationHead(keras.layers.Layer):
         self.built = True
 
     def call(self, sequence_output, training=None):
-        return self.dense(self.dropout(sequence_output, training=training))
+        return self.dense(self.dropout_layer(sequence_output, training=training))
 
     def compute_output_shape(self, input_shape):
         return tuple(input_shape[:-1]) + (self.num_labels,)
 
     def get_config(self):
         config = super().get_config()
-        config.update(num_labels=self.num_labels, dropout=self.dropout_rate,
+        config.update(num_labels=self.num_labels, dropout=self.dropout,
                       initializer_range=self.initializer_range)
         return config

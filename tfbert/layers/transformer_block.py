@@ -55,7 +55,7 @@ class TransformerBlock(keras.layers.Layer):
             initializer_range=self.initializer_range, dtype=policy,
             name="attention")
         self.attention.build(input_shape)
-        self.attention_dropout_layer = keras.layers.Dropout(
+        self.attention_output_dropout_layer = keras.layers.Dropout(
             self.hidden_dropout, name="attention_output_dropout")
         self.attention_layer_norm = LayerNorm(
             epsilon=self.layer_norm_epsilon, dtype="float32",
@@ -69,7 +69,7 @@ class TransformerBlock(keras.layers.Layer):
             hidden_size, kernel_initializer=init, dtype=policy, name="output")
         self.output_dense.build(tuple(input_shape[:-1]) +
                                 (self.intermediate_size,))
-        self.output_dropout = keras.layers.Dropout(
+        self.output_dropout_layer = keras.layers.Dropout(
             self.hidden_dropout, name="output_dropout")
         self.output_layer_norm = LayerNorm(
             epsilon=self.layer_norm_epsilon, dtype="float32",
@@ -80,13 +80,13 @@ class TransformerBlock(keras.layers.Layer):
     def call(self, hidden_states, attention_mask, training=None):
         attended = self.attention(hidden_states, attention_mask,
                                   training=training)
-        attended = self.attention_dropout_layer(attended, training=training)
+        attended = self.attention_output_dropout_layer(attended, training=training)
         # Residual sums are float32: under mixed precision the sub-layer
         # outputs are float16/bfloat16 while LayerNorm returns float32.
         hidden_states = self.attention_layer_norm(
             ops.cast(hidden_states, "float32") + ops.cast(attended, "float32"))
         inner = self.intermediate_dense(hidden_states)
-        outer = self.output_dropout(self.output_dense(inner), training=training)
+        outer = self.output_dropout_layer(self.output_dense(inner), training=training)
         return self.output_layer_norm(hidden_states + ops.cast(outer, "float32"))
 
     def compute_output_shape(self, input_shape, *args):

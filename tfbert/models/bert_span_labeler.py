@@ -10,7 +10,8 @@ class BertSpanLabeler(keras.Model):
     """An encoder with a `SpanLabelingHead` on its sequence output.
 
     Inputs: the encoder's input dict. Outputs: a dict of float32
-    [batch, seq] `start_logits` and `end_logits`; padding positions get -1e9.
+    [batch, seq] `start_logits` and `end_logits`; padding positions get
+    `tfbert.layers.MASKED_LOGIT` (-1e9).
 
     Args:
       encoder: a `BertEncoder`.

@@ -1,0 +1,133 @@
+"""The encoder of every family gives the same outputs, loss and one-step
+update under Keras's TensorFlow and JAX backends.
+
+The TensorFlow side runs in the test process; the JAX side runs this file as
+a script in a subprocess with KERAS_BACKEND=jax, loading the weights the
+TensorFlow side saved, so both start from the same numbers.
+"""
+
+import json
+import os
+import subprocess
+import sys
+
+import numpy as np
+import pytest
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.dirname(
+    os.path.abspath(__file__))))
+
+BATCH, SEQ = 3, 12
+TINY = dict(vocab_size=50, hidden_size=16, num_layers=2, num_heads=2,
+            intermediate_size=32, max_position_embeddings=20,
+            hidden_dropout=0.0, attention_dropout=0.0)
+# One tiny config per family; each exercises its architecture switches.
+FAMILY_CONFIGS = {
+    "bert": dict(TINY),
+    "distilbert": dict(TINY, type_vocab_size=0, use_pooler=False),
+    "electra": dict(TINY, embedding_size=8, use_pooler=False),
+    "roberta": dict(TINY, type_vocab_size=1, position_offset=2),
+    "albert": dict(TINY, embedding_size=8, share_layers=True,
+                   hidden_act="gelu_approximate"),
+}
+
+
+def _inputs():
+    rng = np.random.default_rng(0)
+    ids = rng.integers(3, TINY["vocab_size"], (BATCH, SEQ)).astype("int32")
+    mask = np.ones_like(ids)
+    mask[0, 7:] = 0
+    mask[2, 10:] = 0
+    types = np.zeros_like(ids)
+    types[:, 5:] = 1
+    return {"input_word_ids": ids * mask, "input_mask": mask,
+            "input_type_ids": types * mask}
+
+
+def _training_model(config):
+    """The encoder with a regression loss on every position's output (plus
+    the pooled output, broadcast, where the family has one), so every encoder
+    variable gets a gradient; plain SGD makes the update the gradient
+    itself."""
+    import keras
+
+    from tfbert.config import BertConfig
+    from tfbert.models import BertEncoder
+
+    encoder = BertEncoder(BertConfig(**config))
+    outputs = encoder.output
+    output = outputs["sequence_output"]
+    if "pooled_output" in outputs:
+        output = output + keras.ops.expand_dims(outputs["pooled_output"], 1)
+    model = keras.Model(encoder.input, output)
+    model.compile(optimizer=keras.optimizers.SGD(0.5), loss="mse")
+    return model
+
+
+def _run(config, weights_in, directory):
+    """Forward pass, then one training step; writes outputs.npz and the
+    updated weights to `directory`."""
+    inputs = _inputs()
+    model = _training_model(config)
+    if weights_in is not None:
+        model.load_weights(weights_in)
+    else:
+        model.save_weights(os.path.join(directory, "initial.weights.h5"))
+    sequence_output = np.asarray(model.predict_on_batch(inputs))
+    target = np.random.default_rng(1).normal(size=sequence_output.shape)
+    loss = float(model.train_on_batch(inputs, target.astype("float32")))
+    np.savez(os.path.join(directory, "outputs.npz"),
+             sequence_output=sequence_output, loss=loss,
+             **{f"w{i}": np.asarray(w) for i, w in
+                enumerate(model.get_weights())})
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", sorted(FAMILY_CONFIGS))
+def test_tensorflow_and_jax_backends_agree(family, tmp_path):
+    pytest.importorskip("jax")
+    import keras
+
+    assert keras.backend.backend() == "tensorflow"
+    config = FAMILY_CONFIGS[family]
+    tf_dir = tmp_path / "tensorflow"
+    jax_dir = tmp_path / "jax"
+    tf_dir.mkdir()
+    jax_dir.mkdir()
+    keras.utils.set_random_seed(0)
+    _run(config, None, str(tf_dir))
+    result = subprocess.run(
+        [sys.executable, __file__, json.dumps(config),
+         str(tf_dir / "initial.weights.h5"), str(jax_dir)],
+        capture_output=True, text=True, timeout=300,
+        env=dict(os.environ, KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="2",
+                 JAX_PLATFORMS="cpu", PYTHONPATH=REPO_ROOT))
+    assert result.returncode == 0, result.stderr[-3000:]
+
+    tf_out = np.load(tf_dir / "outputs.npz")
+    jax_out = np.load(jax_dir / "outputs.npz")
+    real = _inputs()["input_mask"].astype(bool)
+    np.testing.assert_allclose(jax_out["sequence_output"][real],
+                               tf_out["sequence_output"][real], atol=1e-5)
+    np.testing.assert_allclose(jax_out["loss"], tf_out["loss"], rtol=1e-5)
+    names = [name for name in tf_out.files if name.startswith("w")]
+    assert names and sorted(names) == sorted(
+        name for name in jax_out.files if name.startswith("w"))
+    initial = _training_model(config)
+    initial.load_weights(tf_dir / "initial.weights.h5")
+    unmoved = []
+    for i, variable in enumerate(initial.weights):
+        before = np.asarray(variable)
+        after_tf, after_jax = tf_out[f"w{i}"], jax_out[f"w{i}"]
+        np.testing.assert_allclose(after_jax - before, after_tf - before,
+                                   atol=1e-6, err_msg=variable.path)
+        if np.allclose(after_tf, before):
+            unmoved.append(variable.path)
+    # The step changed every weight but the attention key biases (softmax is
+    # invariant to a score added to every key alike, so their gradient is
+    # 0): the comparison above is not between two untouched copies.
+    assert unmoved and all(path.endswith("/key/bias") for path in unmoved)
+
+
+if __name__ == "__main__":
+    _run(json.loads(sys.argv[1]), sys.argv[2], sys.argv[3])
