@@ -29,13 +29,10 @@ from absl import flags
 
 from tfbert.data import squad as squad_data
 from tfbert.data.squad_postprocess import postprocess_predictions
+from tfbert.layers.masking import MASKED_LOGIT
 from tfbert.metrics import squad as squad_metrics
 from tfbert.models import BertEncoder, BertSpanLabeler
 from tfbert.tasks import runner
-
-# Logit of padding positions (see SpanLabelingHead); pads trimmed batches.
-_PAD_LOGIT = -1e9
-
 
 def _trim_to_longest(features, labels):
     length = tf.reduce_max(tf.reduce_sum(features["input_mask"], axis=1))
@@ -87,7 +84,7 @@ def predict_logits(model, features, batch_size, pad_to_max_length=False):
         pad = [[0, 0], [0, width - int(tf.shape(inputs["input_mask"])[1])]]
         for out, name in ((starts, "start_logits"), (ends, "end_logits")):
             out.append(np.pad(logits[name].numpy(), pad,
-                              constant_values=_PAD_LOGIT))
+                              constant_values=MASKED_LOGIT))
     empty = np.zeros((0, width), np.float32)
     return (np.concatenate(starts) if starts else empty,
             np.concatenate(ends) if ends else empty)
