@@ -135,3 +135,54 @@ def zoo_checkpoints(tmp_path_factory, shared_data_dir, minilm_dir):
         "roberta": save_roberta_checkpoint(shared_data_dir, root / "roberta"),
         "albert": save_albert_checkpoint(shared_data_dir, root / "albert"),
     }
+
+
+GLUE_FILES = (("SST-2", "train"), ("SST-2", "dev"), ("CoLA", "train"),
+              ("CoLA", "dev"), ("MRPC", "train"), ("MRPC", "dev"),
+              ("STS-B", "train"), ("STS-B", "dev"), ("RTE", "train"))
+CONLL_FILES = ("train", "valid")
+SQUAD_FILES = ("squad_v1.1/dev-v1.1.partA.json",
+               "squad_v2.0/dev-v2.0.Computational_complexity_theory.json")
+
+
+def glue_pairs(data_dir, task, split="train"):
+    """(text_a, text_b) of a GLUE pair task, as its reader returns them."""
+    from tfbert.data.glue import read_examples
+
+    path = Path(data_dir) / "glue" / task / f"{split}.tsv"
+    return [(e.text_a, e.text_b) for e in read_examples(path, task)]
+
+
+def real_texts(data_dir):
+    """{source name: list of str}: every text of the GLUE, CoNLL and SQuAD
+    files in ../shared/data: GLUE sentences (both segments of pairs), CoNLL
+    sentences (words joined by spaces), SQuAD questions and contexts."""
+    import json
+
+    from tfbert.data.conll import read_conll
+    from tfbert.data.glue import read_examples
+
+    data_dir = Path(data_dir)
+    texts = {}
+    for task, split in GLUE_FILES:
+        examples = read_examples(data_dir / "glue" / task / f"{split}.tsv",
+                                 task)
+        texts[f"{task}/{split}"] = [t for e in examples
+                                    for t in (e.text_a, e.text_b) if t]
+    for split in CONLL_FILES:
+        sentences = read_conll(data_dir / "conll2003" / f"{split}.txt")
+        texts[f"conll2003/{split}"] = [" ".join(s.words) for s in sentences]
+    for name in SQUAD_FILES:
+        with open(data_dir / name, encoding="utf-8") as f:
+            articles = json.load(f)["data"]
+        paragraphs = [p for a in articles for p in a["paragraphs"]]
+        texts[f"{name}:contexts"] = [p["context"] for p in paragraphs]
+        texts[f"{name}:questions"] = [q["question"] for p in paragraphs
+                                      for q in p["qas"]]
+    return texts
+
+
+def sample_texts(texts, per_source):
+    """Every k-th text of each source, about `per_source` of each."""
+    return {name: values[::max(1, len(values) // per_source)]
+            for name, values in texts.items()}
