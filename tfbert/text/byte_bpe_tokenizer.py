@@ -306,6 +306,10 @@ class ByteBpeTokenizer(tf.Module):
         }
 
     @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    @classmethod
     def from_pretrained(cls, directory, **kwargs):
         """Loads `vocab.json` + `merges.txt` (or `tokenizer.json`) and
         `add_prefix_space` / special tokens from `tokenizer_config.json`.
