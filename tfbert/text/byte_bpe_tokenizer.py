@@ -5,8 +5,8 @@ by `RobertaTokenizerFast` (the GPT-2 scheme), with core TF ops and only the
 `RegexSplitWithOffsets` op of tensorflow-text, which every TF Serving since
 2.10 links:
 
-  1. Optionally prefix a space (`add_prefix_space`, when the text does not
-     already start with one).
+  1. Optionally prefix a space (`add_prefix_space`, when the text is not
+     empty and does not already start with one).
   2. Split into pre-tokens with the GPT-2 pattern
      `'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+`.
      RE2 has no look-ahead, so `\\s+(?!\\S)` is rebuilt from offsets: a
@@ -188,7 +188,8 @@ class ByteBpeTokenizer(tf.Module):
         """
         texts, scalar = _as_batch(texts)
         if self.add_prefix_space:
-            texts = tf.where(tf.strings.regex_full_match(texts, " (?s:.*)"),
+            # HF leaves empty texts empty.
+            texts = tf.where(tf.strings.regex_full_match(texts, "(?s:| .*)"),
                              texts, tf.strings.join([" ", texts]))
         words = self.pre_tokenize(texts)
         # Each distinct pre-token is merged once per call.
