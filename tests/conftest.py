@@ -10,6 +10,10 @@ import pytest
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 
+# Tiny HF checkpoints of every model family (tests/zoo_checkpoints.py).
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from zoo_checkpoints import zoo_checkpoints  # noqa: E402,F401
+
 
 def _shared_data_dir():
     return Path(os.environ.get("TFBERT_DATA_DIR",

@@ -6,10 +6,10 @@ from tfbert.models import (
     BertTokenClassifier)
 from tfbert.presets import PRESETS
 from tfbert.sentence_encoder import SentenceEncoder
-from tfbert.text import BertPreprocessor, BertTokenizer
+from tfbert.text import BertPreprocessor, BertTokenizer, Preprocessor
 
 __version__ = "0.1.0"
 
-__all__ = ["BertConfig", "BertEncoder", "BertTokenizer", "BertPreprocessor",
+__all__ = ["BertConfig", "BertEncoder", "BertTokenizer", "BertPreprocessor", "Preprocessor",
            "SentenceEncoder", "BertClassifier", "BertSpanLabeler",
            "BertTokenClassifier", "BertPretrainer", "PRESETS", "__version__"]

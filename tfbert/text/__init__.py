@@ -1,8 +1,13 @@
-"""Text processing: vocabulary files, the WordPiece tokenizer, packing."""
+"""Text processing: vocabulary files, the WordPiece, byte-level BPE and
+SentencePiece tokenizers, packing."""
 
 from tfbert.text.bert_preprocessor import BertPreprocessor
 from tfbert.text.bert_tokenizer import BertTokenizer
+from tfbert.text.byte_bpe_tokenizer import ByteBpeTokenizer
+from tfbert.text.preprocessor import Preprocessor
+from tfbert.text.sentencepiece_tokenizer import SentencePieceTokenizer
 from tfbert.text.vocab import load_vocabulary, save_vocabulary
 
-__all__ = ["BertPreprocessor", "BertTokenizer", "load_vocabulary",
+__all__ = ["BertPreprocessor", "BertTokenizer", "ByteBpeTokenizer",
+           "Preprocessor", "SentencePieceTokenizer", "load_vocabulary",
            "save_vocabulary"]

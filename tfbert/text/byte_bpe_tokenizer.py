@@ -1,0 +1,394 @@
+"""`ByteBpeTokenizer`: RoBERTa's byte-level BPE, in the TensorFlow graph.
+
+Reproduces HF `tokenizers`' ByteLevel pre-tokenizer + BPE model as configured
+by `RobertaTokenizerFast` (the GPT-2 scheme), with core TF ops and only the
+`RegexSplitWithOffsets` op of tensorflow-text, which every TF Serving since
+2.10 links:
+
+  1. Optionally prefix a space (`add_prefix_space`, when the text is not
+     empty and does not already start with one).
+  2. Split into pre-tokens with the GPT-2 pattern
+     `'s|'t|'re|'ve|'m|'ll|'d| ?\\p{L}+| ?\\p{N}+| ?[^\\s\\p{L}\\p{N}]+|\\s+(?!\\S)|\\s+`.
+     RE2 has no look-ahead, so `\\s+(?!\\S)` is rebuilt from offsets: a
+     whitespace run followed by more text gives up its last character, which
+     joins the next pre-token if it is a plain space and stands alone
+     otherwise; a run at the end of the text stays whole. `\\s` is Unicode
+     White_Space, as in HF's Oniguruma regex.
+  3. Map each UTF-8 byte of a pre-token to its GPT-2 stand-in character
+     (printable bytes map to themselves, the others to U+0100 and up).
+  4. Apply the BPE merges by rank: repeatedly merge, in every word at once,
+     the adjacent pair with the lowest rank (the leftmost one first within a
+     run of equal pairs), until no adjacent pair has a merge. Symbols are
+     vocabulary ids throughout, so the loop is integer-only.
+
+Known differences from HF:
+  * Literal special-token text ("<s>", "</s>", "<mask>", ...) in the input
+    is tokenized as ordinary text. HF maps it to the special token, which
+    lets user text forge segment boundaries.
+  * Unicode versions: RE2 (ours) and Oniguruma (HF) classify `\\p{L}` and
+    `\\p{N}` with different Unicode tables, so characters assigned or
+    re-categorised in between may be split differently.
+  * A byte whose stand-in character is not in the vocabulary becomes the
+    unknown token (every released byte-level vocabulary has all 256).
+"""
+
+import json
+from pathlib import Path
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+# Unicode White_Space (what Oniguruma's \s matches in HF's regex).
+_WHITESPACE = (r"\t\n\x{0B}\x{0C}\r \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}"
+               r"\x{2028}\x{2029}\x{202F}\x{205F}\x{3000}")
+_WHITESPACE_RUN = f"[{_WHITESPACE}]+"
+# The GPT-2 pattern without its whitespace alternatives (handled by offsets).
+_PRE_TOKEN = (r"'s|'t|'re|'ve|'m|'ll|'d| ?\p{L}+| ?\p{N}+"
+              rf"| ?[^{_WHITESPACE}\p{{L}}\p{{N}}]+")
+# Merge ranks are int32; "no merge" ranks after every real one.
+_NO_MERGE = 2**31 - 1
+
+_no_autograph = tf.autograph.experimental.do_not_convert
+
+
+def bytes_to_unicode():
+    """GPT-2's byte -> stand-in character table, a dict int -> str.
+
+    Bytes that are printable Latin-1 characters (33-126, 161-172, 174-255)
+    stand for themselves; the other 68 take U+0100, U+0101, ... in byte order.
+    """
+    printable = (list(range(33, 127)) + list(range(161, 173))
+                 + list(range(174, 256)))
+    table = {b: chr(b) for b in printable}
+    extra = 0
+    for b in range(256):
+        if b not in table:
+            table[b] = chr(256 + extra)
+            extra += 1
+    return table
+
+
+class ByteBpeTokenizer(tf.Module):
+    """Byte-level BPE tokenizer (RoBERTa, GPT-2) with HF parity, as TF ops.
+
+    Args:
+      vocabulary: dict token (str) -> id (int), the contents of `vocab.json`.
+      merges: list of merges in rank order, each `"a b"` or `("a", "b")`
+        (the lines of `merges.txt` after its `#version` header).
+      add_prefix_space: prefix a space to texts that do not start with one,
+        so the first word is tokenized like any other (HF's option).
+      bos_token, eos_token, pad_token, unk_token, mask_token: the special
+        tokens; RoBERTa packs `<s> A </s></s> B </s>`.
+
+    Example:
+      >>> tokenizer = ByteBpeTokenizer.from_pretrained("path/to/roberta")
+      >>> tokenizer.tokenize(["Hello world"])  # ids of "Hello", "Ġworld"
+    """
+
+    def __init__(self, vocabulary, merges, add_prefix_space=False,
+                 bos_token="<s>", eos_token="</s>", pad_token="<pad>",
+                 unk_token="<unk>", mask_token="<mask>", name=None):
+        super().__init__(name=name)
+        self._ids = {str(t): int(i) for t, i in vocabulary.items()}
+        self._tokens = {i: t for t, i in self._ids.items()}
+        if len(self._tokens) != len(self._ids):
+            raise ValueError("vocabulary maps two tokens to the same id")
+        self.special_tokens = dict(bos=bos_token, eos=eos_token,
+                                   pad=pad_token, unk=unk_token,
+                                   mask=mask_token)
+        missing = [t for t in self.special_tokens.values()
+                   if t not in self._ids]
+        if missing:
+            raise ValueError(f"vocabulary lacks special token(s) {missing}")
+        self._merges = [_merge_pair(m, index) for index, m in
+                        enumerate(merges)]
+        self.add_prefix_space = bool(add_prefix_space)
+
+        # Pair (a, b) of ids -> key a * V + b, with V above every id.
+        self._key_base = max(self._ids.values()) + 1
+        keys, ranks, merged = [], [], []
+        for rank, (a, b) in enumerate(self._merges):
+            for token in (a, b, a + b):
+                if token not in self._ids:
+                    raise ValueError(
+                        f"merge {rank} ({a!r} {b!r}) uses {token!r}, which "
+                        "is not in the vocabulary")
+            key = self._ids[a] * self._key_base + self._ids[b]
+            if key in keys:
+                continue  # HF keeps the first (lowest) rank of a duplicate.
+            keys.append(key)
+            ranks.append(rank)
+            merged.append(self._ids[a + b])
+        keys = tf.constant(keys, tf.int64)
+        self._merge_rank = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(
+                keys, tf.constant(ranks, tf.int32)), _NO_MERGE)
+        self._merge_result = tf.lookup.StaticHashTable(
+            tf.lookup.KeyValueTensorInitializer(
+                keys, tf.constant(merged, tf.int64)), -1)
+        stand_in = bytes_to_unicode()
+        self._byte_ids = tf.constant(
+            [self._ids.get(stand_in[b], self.unk_id) for b in range(256)],
+            tf.int64)
+
+    # -- vocabulary -------------------------------------------------------
+
+    @property
+    def vocab_size(self):
+        return max(self._ids.values()) + 1
+
+    @property
+    def bos_id(self):
+        return self._ids[self.special_tokens["bos"]]
+
+    @property
+    def eos_id(self):
+        return self._ids[self.special_tokens["eos"]]
+
+    @property
+    def pad_id(self):
+        return self._ids[self.special_tokens["pad"]]
+
+    @property
+    def unk_id(self):
+        return self._ids[self.special_tokens["unk"]]
+
+    @property
+    def mask_id(self):
+        return self._ids[self.special_tokens["mask"]]
+
+    def token_to_id(self, token):
+        """The id of `token` (str); KeyError if it is not in the vocabulary."""
+        try:
+            return self._ids[token]
+        except KeyError:
+            raise KeyError(
+                f"token {token!r} is not in the vocabulary") from None
+
+    def id_to_token(self, token_id):
+        """The token (str, in stand-in characters) with id `token_id`."""
+        try:
+            return self._tokens[int(token_id)]
+        except KeyError:
+            raise IndexError(f"id {token_id} is not in the vocabulary") from None
+
+    # -- tokenization -----------------------------------------------------
+
+    @_no_autograph
+    def tokenize(self, texts):
+        """Text to BPE ids, without special tokens.
+
+        Args:
+          texts: tf.string `[batch]` (or a python list / numpy array of str);
+            a scalar string is allowed.
+
+        Returns:
+          int32 `tf.RaggedTensor` `[batch, (tokens)]` (`[tokens]` for a
+          scalar).
+        """
+        texts, scalar = _as_batch(texts)
+        if self.add_prefix_space:
+            # HF leaves empty texts empty.
+            texts = tf.where(tf.strings.regex_full_match(texts, "(?s:| .*)"),
+                             texts, tf.strings.join([" ", texts]))
+        words = self.pre_tokenize(texts)
+        # Each distinct pre-token is merged once per call.
+        unique_words, word_index = tf.unique(words.flat_values)
+        symbols = tf.strings.bytes_split(unique_words)
+        byte_values = tf.io.decode_raw(symbols.flat_values, tf.uint8)
+        ids = symbols.with_flat_values(tf.gather(
+            self._byte_ids, tf.cast(tf.reshape(byte_values, [-1]), tf.int32)))
+        ids = self._merge(ids)
+        pieces = tf.gather(ids, word_index)  # [words, (pieces)]
+        pieces = tf.RaggedTensor.from_row_splits(
+            pieces.flat_values, tf.gather(pieces.row_splits,
+                                          words.row_splits), validate=False)
+        pieces = tf.cast(pieces, tf.int32)
+        return pieces[0] if scalar else pieces
+
+    @_no_autograph
+    def pre_tokenize(self, texts):
+        """Texts `[batch]` -> pre-tokens (raw UTF-8), tf.string ragged
+        `[batch, (words)]`, exactly as HF's ByteLevel pre-tokenizer splits
+        (no prefix space is added here)."""
+        texts, _ = _as_batch(texts)
+        # RegexSplitWithOffsets stops at a NUL byte. U+0001 is in the same
+        # regex classes; the pre-tokens are cut from the original texts.
+        searchable = tf.strings.regex_replace(texts, r"\x00", "\x01")
+        runs, starts, ends = tf_text.regex_split_with_offsets(
+            searchable, _WHITESPACE_RUN, _WHITESPACE_RUN)
+        rows = runs.value_rowids()
+        runs, starts, ends = runs.flat_values, starts.flat_values, ends.flat_values
+        # Runs alternate between whitespace and other text within a row.
+        is_space = tf.strings.regex_full_match(runs, _WHITESPACE_RUN)
+        followed = tf.concat([tf.equal(rows[1:], rows[:-1]),
+                              tf.zeros([tf.minimum(tf.size(rows), 1)],
+                                       tf.bool)], axis=0)
+        last_char = tf.strings.substr(runs, -1, 1, unit="UTF8_CHAR")
+        split_run = is_space & followed
+        cut = tf.where(
+            split_run, ends - tf.cast(tf.strings.length(last_char), tf.int64),
+            ends)
+        gives_space = split_run & tf.equal(last_char, " ")
+        gets_space = tf.concat([tf.zeros([tf.minimum(tf.size(rows), 1)],
+                                         tf.bool), gives_space[:-1]], axis=0)
+        # Each run yields up to two spans: [start, cut) (a text run starts
+        # one byte early if it takes the preceding space) and, for a split
+        # whitespace run whose last character is not a space, [cut, end).
+        first_start = starts - tf.cast(gets_space, tf.int64)
+        first_end = tf.where(gives_space | split_run, cut, ends)
+        span_starts = tf.stack([first_start, cut], axis=1)
+        span_ends = tf.stack([first_end, ends], axis=1)
+        valid = tf.stack([first_end > first_start,
+                          split_run & ~gives_space], axis=1)
+        span_starts = tf.boolean_mask(span_starts, valid)
+        span_ends = tf.boolean_mask(span_ends, valid)
+        span_rows = tf.boolean_mask(tf.stack([rows, rows], axis=1), valid)
+
+        span_text = tf.strings.substr(tf.gather(searchable, span_rows),
+                                      span_starts, span_ends - span_starts)
+        _, word_starts, word_ends = tf_text.regex_split_with_offsets(
+            span_text, _PRE_TOKEN, _PRE_TOKEN)
+        word_spans = word_starts.value_rowids()
+        word_rows = tf.gather(span_rows, word_spans)
+        word_starts = tf.gather(span_starts, word_spans) + word_starts.flat_values
+        word_lengths = word_ends.flat_values - word_starts + tf.gather(
+            span_starts, word_spans)
+        words = tf.strings.substr(tf.gather(texts, word_rows), word_starts,
+                                  word_lengths)
+        return tf.RaggedTensor.from_value_rowids(
+            words, word_rows, nrows=tf.shape(texts, out_type=tf.int64)[0])
+
+    def _merge(self, ids):
+        """Applies the merges to int64 ragged `[words, (symbols)]`."""
+        def body(values, row_splits, _):
+            rows = tf.ragged.row_splits_to_segment_ids(row_splits)
+            same_word = tf.equal(rows[1:], rows[:-1])
+            keys = values[:-1] * self._key_base + values[1:]
+            ranks = tf.where(same_word, self._merge_rank.lookup(keys),
+                             _NO_MERGE)
+            ranks = tf.concat([ranks, [_NO_MERGE]], axis=0)
+            num_words = tf.size(row_splits) - 1
+            best = tf.math.unsorted_segment_min(ranks, rows, num_words)
+            chosen = (ranks < _NO_MERGE) & tf.equal(ranks,
+                                                    tf.gather(best, rows))
+            # In a run "a a a" of one pair, merge only its leftmost pair now.
+            previous = tf.concat([[False], chosen[:-1]], axis=0)
+            chosen &= ~previous
+            merged = self._merge_result.lookup(
+                tf.concat([keys, [0]], axis=0))
+            values = tf.where(chosen, merged, values)
+            consumed = tf.concat([[False], chosen[:-1]], axis=0)
+            values = tf.boolean_mask(values, ~consumed)
+            removed = tf.math.unsorted_segment_sum(
+                tf.cast(chosen, tf.int64), rows, num_words)
+            lengths = row_splits[1:] - row_splits[:-1] - removed
+            row_splits = tf.concat([[0], tf.cumsum(lengths)], axis=0)
+            return values, row_splits, tf.reduce_any(chosen)
+
+        values, row_splits, _ = tf.while_loop(
+            lambda values, row_splits, changed: changed, body,
+            (ids.flat_values, ids.row_splits, tf.constant(True)),
+            shape_invariants=(tf.TensorShape([None]), tf.TensorShape([None]),
+                              tf.TensorShape([])))
+        return tf.RaggedTensor.from_row_splits(values, row_splits,
+                                               validate=False)
+
+    # -- saving and loading -----------------------------------------------
+
+    def get_config(self):
+        """Constructor arguments (vocabulary and merges as plain lists)."""
+        return {
+            "vocabulary": dict(self._ids),
+            "merges": [f"{a} {b}" for a, b in self._merges],
+            "add_prefix_space": self.add_prefix_space,
+            **{f"{role}_token": token
+               for role, token in self.special_tokens.items()},
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        return cls(**config)
+
+    @classmethod
+    def from_pretrained(cls, directory, **kwargs):
+        """Loads `vocab.json` + `merges.txt` (or `tokenizer.json`) and
+        `add_prefix_space` / special tokens from `tokenizer_config.json`.
+
+        Args:
+          directory: an HF RoBERTa (or GPT-2) checkpoint directory.
+          **kwargs: constructor arguments that override what is read.
+        """
+        directory = Path(directory)
+        settings = {}
+        config_path = directory / "tokenizer_config.json"
+        if config_path.is_file():
+            config = _read_json(config_path)
+            if "add_prefix_space" in config:
+                settings["add_prefix_space"] = config["add_prefix_space"]
+            for role in ("bos", "eos", "pad", "unk", "mask"):
+                token = config.get(f"{role}_token")
+                if isinstance(token, dict):  # an AddedToken
+                    token = token.get("content")
+                if token:
+                    settings[f"{role}_token"] = token
+        vocab_path, merges_path = directory / "vocab.json", directory / "merges.txt"
+        if vocab_path.is_file() and merges_path.is_file():
+            vocabulary = _read_json(vocab_path)
+            merges = _read_merges(merges_path)
+        elif (directory / "tokenizer.json").is_file():
+            model = _read_json(directory / "tokenizer.json").get("model", {})
+            if model.get("type") != "BPE":
+                raise ValueError(f"{directory / 'tokenizer.json'}: model type "
+                                 f"{model.get('type')!r} is not BPE")
+            vocabulary, merges = model["vocab"], model["merges"]
+        else:
+            raise FileNotFoundError(
+                f"no byte-level BPE vocabulary in {directory}: expected "
+                "vocab.json and merges.txt, or tokenizer.json")
+        settings.update(kwargs)
+        return cls(vocabulary, merges, **settings)
+
+
+def _merge_pair(merge, index):
+    if isinstance(merge, str):
+        parts = merge.split(" ")
+    else:
+        parts = list(merge)
+    if len(parts) != 2 or not all(parts):
+        raise ValueError(f"merge {index} must be two tokens separated by one "
+                         f"space, got {merge!r}")
+    return tuple(parts)
+
+
+def _read_json(path):
+    try:
+        with open(path, encoding="utf-8") as f:
+            return json.load(f)
+    except json.JSONDecodeError as e:
+        raise ValueError(f"{path}, line {e.lineno}: invalid JSON ({e.msg})") from None
+
+
+def _read_merges(path):
+    merges = []
+    with open(path, encoding="utf-8") as f:
+        for number, line in enumerate(f, start=1):
+            line = line.rstrip("\n")
+            if (number == 1 and line.startswith("#version")) or not line:
+                continue
+            parts = line.split(" ")
+            if len(parts) != 2 or not all(parts):
+                raise ValueError(f"{path}, line {number}: a merge must be two "
+                                 f"tokens separated by one space, got {line!r}")
+            merges.append(tuple(parts))
+    return merges
+
+
+def _as_batch(texts):
+    texts = tf.convert_to_tensor(texts, dtype=tf.string)
+    if texts.shape.rank == 0:
+        return texts[tf.newaxis], True
+    if texts.shape.rank not in (1, None):
+        raise ValueError(f"texts must be [batch] strings, got shape "
+                         f"{texts.shape}")
+    return tf.reshape(texts, [-1]), False

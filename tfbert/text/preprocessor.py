@@ -1,0 +1,250 @@
+"""`Preprocessor`: raw text to encoder inputs for every model family.
+
+`Preprocessor.from_pretrained(directory)` reads the checkpoint's
+`config.json` `model_type` and returns that family's in-graph tokenizer and
+packing:
+
+| model_type                  | tokenizer              | pair layout                 | type ids of B |
+| --------------------------- | ---------------------- | --------------------------- | ------------- |
+| bert, distilbert, electra   | `BertTokenizer`        | `[CLS] A [SEP] B [SEP]`     | 1             |
+| albert                      | `SentencePieceTokenizer` | `[CLS] A [SEP] B [SEP]`   | 1             |
+| roberta                     | `ByteBpeTokenizer`     | `<s> A </s></s> B </s>`     | 0             |
+
+The WordPiece families get a `BertPreprocessor`; the others a
+`Preprocessor` layer. Both return the same dict of int32 `[batch, seq_length]`
+tensors (`input_word_ids`, `input_mask`, `input_type_ids`) and truncate like
+HF (`longest_first` by default), so every encoder takes either.
+"""
+
+import dataclasses
+import inspect
+import json
+from pathlib import Path
+
+import keras
+import tensorflow as tf
+
+from tfbert.text.bert_preprocessor import (
+    TRUNCATIONS, BertPreprocessor, _as_segments, _truncated_lengths)
+from tfbert.text.byte_bpe_tokenizer import ByteBpeTokenizer
+from tfbert.text.sentencepiece_tokenizer import SentencePieceTokenizer
+
+
+@dataclasses.dataclass(frozen=True)
+class PackingLayout:
+    """Where a family puts its special tokens.
+
+    Each field names tokenizer ids by role (`"cls"` means `tokenizer.cls_id`).
+
+    Attributes:
+      start: tokens before segment A.
+      middle: tokens between A and B (pairs only).
+      end: tokens after the last segment.
+      second_type_id: `input_type_ids` of B and the `end` tokens after it;
+        everything before B has type 0.
+    """
+
+    start: tuple
+    middle: tuple
+    end: tuple
+    second_type_id: int
+
+    def num_special_tokens(self, num_segments):
+        return (len(self.start) + len(self.end)
+                + (len(self.middle) if num_segments == 2 else 0))
+
+
+BERT_LAYOUT = PackingLayout(("cls",), ("sep",), ("sep",), 1)
+ROBERTA_LAYOUT = PackingLayout(("bos",), ("eos", "eos"), ("eos",), 0)
+
+# model_type -> (tokenizer class, layout); WordPiece families are absent:
+# they use BertPreprocessor.
+FAMILIES = {
+    "roberta": (ByteBpeTokenizer, ROBERTA_LAYOUT),
+    "albert": (SentencePieceTokenizer, BERT_LAYOUT),
+}
+WORDPIECE_FAMILIES = ("bert", "distilbert", "electra")
+_TOKENIZERS = {cls.__name__: cls for cls, _ in FAMILIES.values()}
+
+
+@keras.saving.register_keras_serializable(package="tfbert")
+class Preprocessor(keras.layers.Layer):
+    """Tokenizes, truncates and packs one or two segments for a family.
+
+    Args:
+      tokenizer: a tokenizer with `tokenize(texts)` -> int ragged
+        `[batch, (tokens)]`, a `pad_id`, and an id for every role in
+        `layout` (e.g. `ByteBpeTokenizer`, `SentencePieceTokenizer`).
+      layout: the family's `PackingLayout`.
+      seq_length: length of the packed sequences.
+      truncation: `"longest_first"` (HF's) or `"waterfall"`, as in
+        `BertPreprocessor`, with the budget `seq_length` minus the layout's
+        special tokens.
+      pad_to_seq_length: pad every batch to `seq_length`; if False, pad only
+        to the longest packed sequence in the batch.
+
+    Call it on tf.string `[batch]`, or a tuple of one or two of them. It
+    returns int32 `[batch, seq_length]` `input_word_ids`, `input_mask` (1 on
+    real tokens) and `input_type_ids`; padding uses the tokenizer's `pad_id`.
+
+    Example:
+      >>> pre = Preprocessor.from_pretrained("path/to/roberta", seq_length=8)
+      >>> pre((tf.constant(["How old are you?"]), tf.constant(["Six."])))
+    """
+
+    def __init__(self, tokenizer, layout, seq_length=128,
+                 truncation="longest_first", pad_to_seq_length=True,
+                 **kwargs):
+        super().__init__(**kwargs)
+        if truncation not in TRUNCATIONS:
+            raise ValueError(
+                f"truncation must be one of {TRUNCATIONS}, got {truncation!r}")
+        if int(seq_length) < layout.num_special_tokens(1):
+            raise ValueError(
+                f"seq_length must be >= {layout.num_special_tokens(1)} (the "
+                f"special tokens), got {seq_length}")
+        self.tokenizer = tokenizer
+        self.layout = layout
+        self.seq_length = int(seq_length)
+        self.truncation = truncation
+        self.pad_to_seq_length = bool(pad_to_seq_length)
+        self.built = True
+
+    @tf.autograph.experimental.do_not_convert
+    def call(self, inputs):
+        segments = _as_segments(inputs)
+        return self.pack([self.tokenizer.tokenize(s) for s in segments])
+
+    @tf.autograph.experimental.do_not_convert
+    def pack(self, segments):
+        """Truncates and packs already tokenized segments.
+
+        Args:
+          segments: list of 1 or 2 integer `tf.RaggedTensor`
+            `[batch, (tokens)]` without special tokens.
+
+        Returns:
+          The same dict as `call`.
+        """
+        segments = [tf.cast(s, tf.int32) for s in _as_segments(segments)]
+        budget = self.seq_length - self.layout.num_special_tokens(
+            len(segments))
+        if budget < 0:
+            raise ValueError(
+                f"seq_length {self.seq_length} is too short for "
+                f"{len(segments)} segments: packing needs "
+                f"{self.layout.num_special_tokens(len(segments))} special "
+                "tokens")
+        lengths = [tf.cast(s.row_lengths(), tf.int32) for s in segments]
+        keep = _truncated_lengths(lengths, budget, self.truncation)
+        batch = tf.shape(lengths[0])[0]
+
+        def special(roles):
+            ids = [getattr(self.tokenizer, f"{role}_id") for role in roles]
+            return tf.RaggedTensor.from_tensor(
+                tf.tile(tf.constant([ids], tf.int32), [batch, 1]))
+
+        def truncated(segment, kept):
+            positions = tf.ragged.range(tf.cast(segment.row_lengths(),
+                                                tf.int32))
+            return tf.ragged.boolean_mask(segment,
+                                          positions < kept[:, tf.newaxis])
+
+        parts = [(special(self.layout.start), 0),
+                 (truncated(segments[0], keep[0]), 0)]
+        if len(segments) == 2:
+            parts += [(special(self.layout.middle), 0),
+                      (truncated(segments[1], keep[1]),
+                       self.layout.second_type_id)]
+        parts.append((special(self.layout.end),
+                      self.layout.second_type_id if len(segments) == 2
+                      else 0))
+        word_ids = tf.concat([p for p, _ in parts], axis=1)
+        type_ids = tf.concat([tf.ones_like(p) * t for p, t in parts], axis=1)
+        width = (self.seq_length if self.pad_to_seq_length
+                 else tf.reduce_max(word_ids.row_lengths()))
+        shape = tf.stack([tf.cast(batch, tf.int64),
+                          tf.cast(width, tf.int64)])
+        outputs = {
+            "input_word_ids": word_ids.to_tensor(self.tokenizer.pad_id,
+                                                 shape=shape),
+            "input_mask": tf.ones_like(word_ids).to_tensor(0, shape=shape),
+            "input_type_ids": type_ids.to_tensor(0, shape=shape),
+        }
+        if self.pad_to_seq_length:
+            for tensor in outputs.values():
+                tensor.set_shape([None, self.seq_length])
+        return outputs
+
+    def get_config(self):
+        config = super().get_config()
+        config.update({
+            "tokenizer": {"class_name": type(self.tokenizer).__name__,
+                          "config": self.tokenizer.get_config()},
+            "layout": dataclasses.asdict(self.layout),
+            "seq_length": self.seq_length,
+            "truncation": self.truncation,
+            "pad_to_seq_length": self.pad_to_seq_length,
+        })
+        return config
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        tokenizer = config.pop("tokenizer")
+        tokenizer_class = _TOKENIZERS[tokenizer["class_name"]]
+        layout = {k: tuple(v) if isinstance(v, list) else v
+                  for k, v in config.pop("layout").items()}
+        return cls(tokenizer_class.from_config(tokenizer["config"]),
+                   PackingLayout(**layout), **config)
+
+    @classmethod
+    def from_pretrained(cls, name_or_path, seq_length=128, **kwargs):
+        """The family's preprocessor for a preset or checkpoint directory.
+
+        Args:
+          name_or_path: a preset name (BERT presets), or a directory whose
+            `config.json` has a `model_type` in `FAMILIES` or
+            `WORDPIECE_FAMILIES` (a directory without one is taken as BERT).
+          seq_length: packed length.
+          **kwargs: `truncation`, `pad_to_seq_length` and Layer arguments go
+            to the preprocessor; tokenizer arguments (e.g. `lowercase`,
+            `add_prefix_space`, `keep_accents`) to the tokenizer.
+
+        Returns:
+          A `BertPreprocessor` (bert, distilbert, electra) or a
+          `Preprocessor` (roberta, albert).
+        """
+        model_type = _model_type(name_or_path)
+        if model_type in WORDPIECE_FAMILIES:
+            return BertPreprocessor.from_pretrained(
+                name_or_path, seq_length=seq_length, **kwargs)
+        tokenizer_class, layout = FAMILIES[model_type]
+        tokenizer_args = set(inspect.signature(
+            tokenizer_class.__init__).parameters) - {"self", "name"}
+        tokenizer = tokenizer_class.from_pretrained(
+            name_or_path, **{k: kwargs.pop(k) for k in list(kwargs)
+                             if k in tokenizer_args})
+        return cls(tokenizer, layout, seq_length=seq_length, **kwargs)
+
+
+def _model_type(name_or_path):
+    """`model_type` of a checkpoint directory's config.json; "bert" for a
+    preset name or a directory without one (Google/keras-hub layouts)."""
+    directory = Path(name_or_path)
+    config_path = directory / "config.json"
+    if not directory.is_dir() or not config_path.is_file():
+        return "bert"
+    try:
+        with open(config_path, encoding="utf-8") as f:
+            config = json.load(f)
+    except json.JSONDecodeError as e:
+        raise ValueError(
+            f"{config_path}, line {e.lineno}: invalid JSON ({e.msg})") from None
+    model_type = config.get("model_type", "bert")
+    known = sorted((*WORDPIECE_FAMILIES, *FAMILIES))
+    if model_type not in known:
+        raise ValueError(
+            f"{config_path}: field model_type is {model_type!r}; "
+            f"supported model types are {known}")
+    return model_type

@@ -1,0 +1,208 @@
+"""`SentencePieceTokenizer`: ALBERT's SentencePiece tokenizer, in the graph.
+
+Reproduces HF's `AlbertTokenizer` (the `tokenizers` pipeline HF builds from
+a checkpoint's `spiece.model`) with tensorflow-text's `SentencepieceTokenizer`
+running the checkpoint's own model:
+
+  1. "``" and "''" become '"' (ALBERT's LaTeX-style quotes).
+  2. Unless `keep_accents`: NFKD, then every combining mark (`\\p{M}`) is
+     deleted.
+  3. If `lowercase`: lower-case character by character (a capital sigma
+     always becomes "σ", never the word-final "ς", as in HF's Rust code).
+  4. The SentencePiece model: its own normaliser (nmt_nfkc for ALBERT,
+     including whitespace clean-up), the "▁" word-boundary marker and the
+     unigram (or BPE) segmentation, all inside the tf-text op.
+
+The tf-text ops it emits (`SentencepieceOp`, `SentencepieceTokenizeOp`) are
+linked by TF Serving like every tf-text op (see KNOWLEDGE notes: TF Serving
+bundles tf-text), and a SavedModel using them loads in any process that has
+imported `tensorflow_text`.
+
+Known difference from HF: literal special-token text ("[CLS]", "[SEP]",
+"[MASK]", "<pad>", ...) in the input is tokenized as ordinary text; HF maps
+it to the special token, which lets user text forge segment boundaries.
+"""
+
+import base64
+import json
+from pathlib import Path
+
+import tensorflow as tf
+import tensorflow_text as tf_text
+
+_no_autograph = tf.autograph.experimental.do_not_convert
+
+
+class SentencePieceTokenizer(tf.Module):
+    """SentencePiece tokenizer with ALBERT's normalisation, as TF ops.
+
+    Args:
+      model: the serialized SentencePiece model (bytes, the contents of
+        `spiece.model`) or its path.
+      lowercase: lower-case the text (HF `do_lower_case`).
+      keep_accents: keep combining marks (HF `keep_accents`); if False the
+        text is NFKD-decomposed and the marks deleted.
+      cls_token, sep_token, pad_token, unk_token, mask_token: the special
+        pieces; ALBERT packs `[CLS] A [SEP] B [SEP]`.
+
+    Example:
+      >>> tokenizer = SentencePieceTokenizer.from_pretrained("path/to/albert")
+      >>> tokenizer.tokenize(["Hello world"])  # ids of "▁hello", "▁world"
+    """
+
+    def __init__(self, model, lowercase=True, keep_accents=False,
+                 cls_token="[CLS]", sep_token="[SEP]", pad_token="<pad>",
+                 unk_token="<unk>", mask_token="<mask>", name=None):
+        super().__init__(name=name)
+        if isinstance(model, (str, Path)):
+            model = Path(model).read_bytes()
+        self._model = bytes(model)
+        self._sentencepiece = tf_text.SentencepieceTokenizer(
+            model=self._model, out_type=tf.int32)
+        self._pieces = self._read_pieces()
+        self._ids = {piece: i for i, piece in enumerate(self._pieces)}
+        self.lowercase = bool(lowercase)
+        self.keep_accents = bool(keep_accents)
+        self.special_tokens = dict(cls=cls_token, sep=sep_token,
+                                   pad=pad_token, unk=unk_token,
+                                   mask=mask_token)
+        missing = [t for t in self.special_tokens.values()
+                   if t not in self._ids]
+        if missing:
+            raise ValueError(
+                f"SentencePiece model lacks special piece(s) {missing}")
+
+    # -- vocabulary -------------------------------------------------------
+
+    @property
+    def vocab_size(self):
+        return len(self._pieces)
+
+    @property
+    def cls_id(self):
+        return self._ids[self.special_tokens["cls"]]
+
+    @property
+    def sep_id(self):
+        return self._ids[self.special_tokens["sep"]]
+
+    @property
+    def pad_id(self):
+        return self._ids[self.special_tokens["pad"]]
+
+    @property
+    def unk_id(self):
+        return self._ids[self.special_tokens["unk"]]
+
+    @property
+    def mask_id(self):
+        return self._ids[self.special_tokens["mask"]]
+
+    def token_to_id(self, token):
+        """The id of piece `token` (str); KeyError if it is not a piece."""
+        try:
+            return self._ids[token]
+        except KeyError:
+            raise KeyError(f"{token!r} is not a piece of the model") from None
+
+    def id_to_token(self, token_id):
+        """The piece (str) with id `token_id` (int)."""
+        token_id = int(token_id)
+        if not 0 <= token_id < len(self._pieces):
+            raise IndexError(f"id {token_id} is outside the vocabulary "
+                             f"[0, {len(self._pieces)})")
+        return self._pieces[token_id]
+
+    # -- tokenization -----------------------------------------------------
+
+    @_no_autograph
+    def tokenize(self, texts):
+        """Text to SentencePiece ids, without special tokens.
+
+        Args:
+          texts: tf.string `[batch]` (or a python list / numpy array of str);
+            a scalar string is allowed.
+
+        Returns:
+          int32 `tf.RaggedTensor` `[batch, (tokens)]` (`[tokens]` for a
+          scalar).
+        """
+        texts = tf.convert_to_tensor(texts, dtype=tf.string)
+        if texts.shape.rank not in (0, 1, None):
+            raise ValueError(f"texts must be [batch] strings, got shape "
+                             f"{texts.shape}")
+        return self._sentencepiece.tokenize(self.normalize(texts))
+
+    @_no_autograph
+    def normalize(self, texts):
+        """ALBERT's normalisation before the SentencePiece model (steps 1-3
+        above), tf.string of any shape."""
+        texts = tf.strings.regex_replace(texts, "``|''", '"')
+        if not self.keep_accents:
+            texts = tf_text.normalize_utf8(texts, "NFKD")
+            texts = tf.strings.regex_replace(texts, r"\p{M}", "")
+        if self.lowercase:
+            texts = tf.strings.regex_replace(texts, "\u03a3", "\u03c3")
+            texts = tf.strings.lower(texts, encoding="utf-8")
+        return texts
+
+    def _read_pieces(self):
+        """The model's pieces in id order (ValueError if it is not a model)."""
+        try:
+            size = int(self._sentencepiece.vocab_size())
+            pieces = self._sentencepiece.id_to_string(tf.range(size))
+        except tf.errors.OpError as e:
+            raise ValueError(
+                f"not a SentencePiece model: {e.message}") from None
+        return [p.decode("utf-8") for p in pieces.numpy()]
+
+    # -- saving and loading -----------------------------------------------
+
+    def get_config(self):
+        """Constructor arguments (the model as base64 text)."""
+        return {
+            "model": base64.b64encode(self._model).decode("ascii"),
+            "lowercase": self.lowercase,
+            "keep_accents": self.keep_accents,
+            **{f"{role}_token": token
+               for role, token in self.special_tokens.items()},
+        }
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["model"] = base64.b64decode(config["model"])
+        return cls(**config)
+
+    @classmethod
+    def from_pretrained(cls, directory, **kwargs):
+        """Loads `spiece.model` and `do_lower_case` / `keep_accents` /
+        special tokens from `tokenizer_config.json` (HF layout).
+
+        Args:
+          directory: an HF ALBERT checkpoint directory.
+          **kwargs: constructor arguments that override what is read.
+        """
+        directory = Path(directory)
+        model_path = directory / "spiece.model"
+        if not model_path.is_file():
+            raise FileNotFoundError(
+                f"no SentencePiece model in {directory}: expected spiece.model")
+        settings = {}
+        config_path = directory / "tokenizer_config.json"
+        if config_path.is_file():
+            with open(config_path, encoding="utf-8") as f:
+                config = json.load(f)
+            for key, arg in (("do_lower_case", "lowercase"),
+                             ("keep_accents", "keep_accents")):
+                if key in config:
+                    settings[arg] = config[key]
+            for role in ("cls", "sep", "pad", "unk", "mask"):
+                token = config.get(f"{role}_token")
+                if isinstance(token, dict):  # an AddedToken
+                    token = token.get("content")
+                if token:
+                    settings[f"{role}_token"] = token
+        settings.update(kwargs)
+        return cls(model_path.read_bytes(), **settings)
+
