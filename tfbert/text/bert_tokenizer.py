@@ -276,6 +276,22 @@ class BertTokenizer(tf.Module):
         return ids, starts, ends
 
     @_no_autograph
+    def split_words(self, texts):
+        """Text to words, BERT's pre-tokenization: split on whitespace,
+        punctuation and CJK ideographs; not normalised.
+
+        Args:
+          texts: tf.string `[batch]` (or a python list / numpy array).
+
+        Returns:
+          tf.string `tf.RaggedTensor` `[batch, (words)]`, the input of
+          `tokenize_words`.
+        """
+        texts, _ = self._as_batch(texts)
+        words, _, _ = self._split(texts)
+        return words
+
+    @_no_autograph
     def tokenize_words(self, words):
         """Pre-split words (e.g. CoNLL tokens) to WordPiece ids per word.
 
