@@ -21,7 +21,7 @@ class Checkpoint:
 
     Attributes:
       source: what was read (a preset name or a path), for messages.
-      format: "preset", "hf", "tf1" or "keras_hub".
+      format: "preset", "hf", "tf1", "keras_hub" or "tf_hub".
       config: the architecture.
       weights: canonical name -> numpy array (see `variable_map`); empty for
         a preset without weights.
@@ -76,9 +76,16 @@ def read_checkpoint(name_or_path):
             f"Presets: {', '.join(sorted(presets.PRESETS))}")
     directory = name_or_path
     vocab = find_vocabulary(directory)
+    # Imported here: tfbert.hub pulls in the models and tfbert.export.
+    from tfbert.hub import checkpoint as hub_checkpoint
+
     if keras_hub_preset.is_preset(directory):
         config, weights = keras_hub_preset.read_preset(directory)
         checkpoint = Checkpoint(directory, "keras_hub", config, weights, vocab)
+    elif hub_checkpoint.is_hub_saved_model(directory):
+        config, weights, vocab, _ = hub_checkpoint.read_hub_checkpoint(
+            directory)
+        checkpoint = Checkpoint(directory, "tf_hub", config, weights, vocab)
     elif os.path.exists(os.path.join(directory, "config.json")):
         config = BertConfig.from_json_file(os.path.join(directory, "config.json"))
         checkpoint = Checkpoint(directory, "hf", config,
@@ -96,8 +103,9 @@ def read_checkpoint(name_or_path):
         raise FileNotFoundError(
             f"{directory}: not a BERT checkpoint directory; expected config.json "
             "+ model.safetensors/pytorch_model.bin (HF or save_pretrained), "
-            "bert_config.json + bert_model.ckpt.* (Google TF1), or a keras-hub "
-            f"preset. Found: {', '.join(sorted(os.listdir(directory))) or 'nothing'}")
+            "bert_config.json + bert_model.ckpt.* (Google TF1), a keras-hub "
+            "preset, or a TF Hub BERT encoder SavedModel. Found: "
+            f"{', '.join(sorted(os.listdir(directory))) or 'nothing'}")
     _check_vocabulary(checkpoint)
     return checkpoint
 

@@ -381,8 +381,10 @@ class BertTokenizer(tf.Module):
 
         Args:
           name_or_path: a preset name (see `tfbert.presets`), or a directory
-            with `vocab.txt` (HF, Google or `save_pretrained` layout) or
-            `assets/tokenizer/vocabulary.txt` (keras-hub preset).
+            with `vocab.txt` (HF, Google or `save_pretrained` layout),
+            `assets/tokenizer/vocabulary.txt` (keras-hub preset), or a TF Hub
+            BERT encoder SavedModel (its `vocab_file` asset and
+            `do_lower_case`).
           **kwargs: constructor arguments that override what is read.
 
         Settings come from `tokenizer_config.json` (HF keys `do_lower_case`,
@@ -408,17 +410,26 @@ class BertTokenizer(tf.Module):
                 raise FileNotFoundError(
                     f"{name_or_path!r} is neither a preset name nor a "
                     "directory")
-        vocab_path = None
-        for candidate in ("vocab.txt", "assets/tokenizer/vocabulary.txt"):
-            if (directory / candidate).is_file():
-                vocab_path = directory / candidate
-                break
+        # Imported here: tfbert.hub pulls in the models.
+        from tfbert.hub.checkpoint import (is_hub_saved_model,
+                                           read_tokenizer_settings)
+
+        settings = {}
+        if is_hub_saved_model(directory):
+            vocab_path, lowercase = read_tokenizer_settings(directory)
+            if lowercase is not None:
+                settings["lowercase"] = lowercase
+        else:
+            vocab_path = next(
+                (directory / candidate for candidate in (
+                    "vocab.txt", "assets/tokenizer/vocabulary.txt")
+                 if (directory / candidate).is_file()), None)
         if vocab_path is None:
             raise FileNotFoundError(
                 f"no vocabulary in {directory}: expected vocab.txt or "
                 "assets/tokenizer/vocabulary.txt")
         tokens = load_vocabulary(vocab_path)
-        settings = _read_settings(directory)
+        settings.update(_read_settings(directory))
         if "lowercase" not in settings:
             settings["lowercase"] = not any(
                 t != t.lower() for t in tokens

@@ -1,0 +1,139 @@
+"""Writing a `BertEncoder` as a reusable TF Hub BERT encoder SavedModel.
+
+The SavedModel follows the convention of TF Hub's BERT encoders (as written by
+TF Model Garden's `export_tfhub`), so `hub.load` and
+`hub.KerasLayer(path, trainable=True)` can use and fine-tune it:
+
+  * the root is callable, `outputs = obj(inputs, training=False)`, traced for
+    both `training` values: `inputs` is a dict of int32 [batch, seq] tensors
+    `input_word_ids`, `input_mask`, `input_type_ids`; `outputs` is a dict
+    with `pooled_output` float32 [batch, H], `sequence_output` float32
+    [batch, seq, H], `encoder_outputs` (a list of num_layers float32
+    [batch, seq, H]) and `default` (= `pooled_output`);
+  * `obj.variables`, `obj.trainable_variables`, `obj.regularization_losses`
+    are saved lists, which is what `hub.KerasLayer` fine-tunes;
+  * `obj.vocab_file` (an asset) and `obj.do_lower_case` (a bool variable)
+    describe the tokenizer;
+  * optionally `obj.mlm`, callable the same way with the extra input
+    `masked_lm_positions` int32 [batch, num_predictions], returning the
+    encoder outputs plus `mlm_logits` float32 [batch, num_predictions, vocab]
+    (the decoder is the word-embedding table itself).
+
+tfbert also stores its config as the asset `tfbert_config.json`, so that
+`from_pretrained` restores details no weight shape tells (the activation,
+the LayerNorm epsilon).
+"""
+
+import os
+import tempfile
+
+import tensorflow as tf
+
+from tfbert.models.bert_encoder import INPUT_NAMES
+
+CONFIG_ASSET = "tfbert_config.json"
+
+
+def _tf_variables(variables):
+    """The `tf.Variable`s behind Keras variables: those are what the traced
+    functions capture, so they are what the SavedModel must track."""
+    values = [variable.value for variable in variables]
+    for variable, value in zip(variables, values):
+        if not isinstance(value, tf.Variable):
+            raise TypeError(f"{variable.path} is not backed by a tf.Variable "
+                            "(is a dtype policy autocasting it?)")
+    return values
+
+
+def _reusable_object(call, input_spec, variables):
+    """A trackable callable with the attributes `hub.KerasLayer` fine-tunes.
+
+    `call(inputs, training)` is traced for both `training` values. Every
+    variable it reads must be in `variables` (dropout seed states included):
+    a SavedModel function may only capture tracked variables.
+    """
+    reusable = tf.train.Checkpoint()
+    tf_variables = _tf_variables(variables)
+    reusable.variables = tf_variables
+    reusable.trainable_variables = [v for v in tf_variables if v.trainable]
+    reusable.regularization_losses = []
+
+    @tf.function(autograph=False)
+    def call_function(inputs, training=False):
+        return call(inputs, training)
+
+    for training in (False, True):
+        call_function.get_concrete_function(input_spec, training=training)
+    reusable.__call__ = call_function
+    return reusable
+
+
+def _input_spec(*names):
+    return {name: tf.TensorSpec([None, None], tf.int32, name=name)
+            for name in names}
+
+
+def _encoder_outputs(encoder, inputs, training):
+    outputs = encoder({name: inputs[name] for name in INPUT_NAMES},
+                      training=training)
+    return {
+        "sequence_output": outputs["sequence_output"],
+        "pooled_output": outputs["pooled_output"],
+        "encoder_outputs": list(outputs["encoder_outputs"]),
+        "default": outputs["pooled_output"],
+    }
+
+
+def export_encoder(encoder, tokenizer, export_dir, pretrainer=None):
+    """Saves `encoder` as a TF Hub BERT encoder SavedModel in `export_dir`.
+
+    Args:
+      encoder: a `BertEncoder`.
+      tokenizer: the `BertTokenizer` of the encoder; its vocabulary becomes
+        the `vocab_file` asset and its `lowercase` the `do_lower_case`
+        attribute.
+      export_dir: the SavedModel directory to write (must not exist or be
+        empty).
+      pretrainer: a `BertPretrainer` around `encoder`; when given, its
+        masked-LM head is exported as the `mlm` sub-object.
+
+    Returns:
+      `export_dir`.
+    """
+    if pretrainer is not None and pretrainer.encoder is not encoder:
+        raise ValueError("pretrainer must wrap the exported encoder")
+    if tokenizer.vocab_size != encoder.config.vocab_size:
+        raise ValueError(
+            f"the tokenizer has {tokenizer.vocab_size} tokens but the encoder "
+            f"vocab_size={encoder.config.vocab_size}")
+    export_dir = os.fspath(export_dir)
+    if os.path.exists(export_dir) and os.listdir(export_dir):
+        raise FileExistsError(f"{export_dir} exists and is not empty")
+
+    root = _reusable_object(
+        lambda inputs, training: _encoder_outputs(encoder, inputs, training),
+        _input_spec(*INPUT_NAMES), encoder.variables)
+    if pretrainer is not None:
+        head = pretrainer.masked_lm_head
+
+        def mlm_call(inputs, training):
+            outputs = _encoder_outputs(encoder, inputs, training)
+            outputs["mlm_logits"] = head(
+                outputs["sequence_output"], inputs["masked_lm_positions"],
+                encoder.embeddings.word_embeddings)
+            return outputs
+
+        root.mlm = _reusable_object(
+            mlm_call, _input_spec(*INPUT_NAMES, "masked_lm_positions"),
+            encoder.variables + head.variables)
+    root.do_lower_case = tf.Variable(tokenizer.lowercase, trainable=False,
+                                     name="do_lower_case")
+    with tempfile.TemporaryDirectory() as assets:
+        tokenizer.save_pretrained(assets)
+        encoder.config.to_json_file(os.path.join(assets, CONFIG_ASSET))
+        root.vocab_file = tf.saved_model.Asset(
+            os.path.join(assets, "vocab.txt"))
+        root.tfbert_config_file = tf.saved_model.Asset(
+            os.path.join(assets, CONFIG_ASSET))
+        tf.saved_model.save(root, export_dir)
+    return export_dir

@@ -1,0 +1,109 @@
+"""Exports a BERT checkpoint as TF Hub BERT SavedModels: an encoder and its
+matching preprocessor.
+
+    python -m tasks.export_tfhub --init_checkpoint=minilm-l6-h384-uncased \\
+      --encoder_export_dir=saved_models/hub/minilm_encoder \\
+      --preprocessor_export_dir=saved_models/hub/minilm_preprocess \\
+      [--with_mlm] [--seq_length=128]
+
+--init_checkpoint takes anything `BertEncoder.from_pretrained` reads. The
+encoder SavedModel works with `hub.load` and `hub.KerasLayer(...,
+trainable=True)` (tf_keras); with --with_mlm it also has the `mlm`
+sub-object (the checkpoint must have a masked-LM head). The preprocessor
+maps raw strings to the encoder's inputs at --seq_length; see docs/tfhub.md.
+"""
+
+import os
+import sys
+
+from absl import app, flags, logging
+
+FLAGS = flags.FLAGS
+flags.DEFINE_string("init_checkpoint", None,
+                    "Preset name or checkpoint directory to export.")
+flags.DEFINE_string("encoder_export_dir", None,
+                    "Directory for the encoder SavedModel (must not exist or "
+                    "be empty).")
+flags.DEFINE_string("preprocessor_export_dir", None,
+                    "Directory for the preprocessor SavedModel (must not "
+                    "exist or be empty).")
+flags.DEFINE_bool("with_mlm", False,
+                  "Also export the masked-LM head as the encoder's `mlm` "
+                  "sub-object.")
+flags.DEFINE_integer("seq_length", 128,
+                     "Packed length of the preprocessor's default call.")
+
+# The masked-LM head --with_mlm exports (canonical names).
+_MLM_HEAD_PREFIX = "cls/predictions/"
+
+
+def _check_empty(flag, directory):
+    if directory and os.path.exists(directory) and os.listdir(directory):
+        raise ValueError(f"--{flag}={directory} exists and is not empty")
+
+
+def export_tfhub(init_checkpoint, encoder_export_dir=None,
+                 preprocessor_export_dir=None, with_mlm=False, seq_length=128):
+    """Writes the requested SavedModels; returns the directories written."""
+    from tfbert.checkpoints import load_pretrainer, read_checkpoint
+    from tfbert.hub import export_encoder, export_preprocessor
+    from tfbert.models import BertEncoder
+    from tfbert.text import BertTokenizer
+
+    if not (encoder_export_dir or preprocessor_export_dir):
+        raise ValueError("give --encoder_export_dir, --preprocessor_export_dir "
+                         "or both")
+    if seq_length < 2:
+        raise ValueError(f"--seq_length={seq_length}: must be >= 2")
+    _check_empty("encoder_export_dir", encoder_export_dir)
+    _check_empty("preprocessor_export_dir", preprocessor_export_dir)
+    tokenizer = BertTokenizer.from_pretrained(init_checkpoint)
+    written = []
+    if encoder_export_dir:
+        checkpoint = read_checkpoint(init_checkpoint)
+        if not checkpoint.weights:
+            raise ValueError(f"--init_checkpoint={init_checkpoint} has no "
+                             "weights (a random-init preset)")
+        if with_mlm:
+            if not any(name.startswith(_MLM_HEAD_PREFIX)
+                       for name in checkpoint.weights):
+                raise ValueError(
+                    f"--with_mlm: {checkpoint.source} has no masked-LM head "
+                    f"({_MLM_HEAD_PREFIX}* weights)")
+            pretrainer = load_pretrainer(init_checkpoint)
+            encoder = pretrainer.encoder
+        else:
+            pretrainer = None
+            encoder = BertEncoder.from_pretrained(init_checkpoint)
+        written.append(export_encoder(encoder, tokenizer, encoder_export_dir,
+                                      pretrainer=pretrainer))
+    if preprocessor_export_dir:
+        written.append(export_preprocessor(tokenizer, preprocessor_export_dir,
+                                           seq_length=seq_length))
+    return written
+
+
+def _main(argv):
+    if len(argv) > 1:
+        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
+    try:
+        written = export_tfhub(
+            FLAGS.init_checkpoint, FLAGS.encoder_export_dir,
+            FLAGS.preprocessor_export_dir, FLAGS.with_mlm, FLAGS.seq_length)
+    except (ValueError, FileNotFoundError, FileExistsError) as e:
+        print(f"export_tfhub: {e}", file=sys.stderr)
+        return 2
+    for directory in written:
+        logging.info("wrote %s", directory)
+    return 0
+
+
+def main():
+    """The command-line program (`python -m tasks.export_tfhub`)."""
+    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
+    flags.mark_flag_as_required("init_checkpoint")
+    app.run(_main)
+
+
+if __name__ == "__main__":
+    main()
