@@ -39,27 +39,31 @@ import time
 
 from absl import app, flags
 
+from benchmarks import torch_reference
 from benchmarks.common import peak_rss_mb, run_sampling_private_memory
 
 FLAGS = flags.FLAGS
-flags.DEFINE_list("parts", ["throughput", "memory", "epoch"],
-                  "Any of throughput, memory, epoch.")
-flags.DEFINE_integer("batch_size", 32, "Sequences per training step.")
-flags.DEFINE_integer("seq_length", 128, "Tokens per sequence.")
-flags.DEFINE_integer("warmup_steps", 3, "Untimed steps before timing.")
-flags.DEFINE_integer("steps", 20, "Timed training steps.")
-flags.DEFINE_integer("rounds", 2, "Interleaved repetitions of each setting.")
-flags.DEFINE_list("settings", ["hf_torch", "tfbert", "keras_hub", "tfbert_xla",
-                               "hf_torch_bf16", "tfbert_bf16",
-                               "keras_hub_bf16"],
-                  "Throughput settings to run.")
-flags.DEFINE_string("data_dir", "../shared/data/glue", "GLUE data directory.")
-flags.DEFINE_integer("epoch_examples", 8000,
-                     "SST-2 training sentences in the timed epoch (0 = all).")
-flags.DEFINE_integer("max_seq_length", 128, "max_seq_length of the epoch.")
-flags.DEFINE_list("epoch_modes", ["bucketing", "pad_to_max_length"],
-                  "Epoch batching modes to time.")
-flags.DEFINE_string("worker", None, "Internal: run one setting.")
+
+
+def define_flags():
+    flags.DEFINE_list("parts", ["throughput", "memory", "epoch"],
+                      "Any of throughput, memory, epoch.")
+    flags.DEFINE_integer("batch_size", 32, "Sequences per training step.")
+    flags.DEFINE_integer("seq_length", 128, "Tokens per sequence.")
+    flags.DEFINE_integer("warmup_steps", 3, "Untimed steps before timing.")
+    flags.DEFINE_integer("steps", 20, "Timed training steps.")
+    flags.DEFINE_integer("rounds", 2, "Interleaved repetitions of each setting.")
+    flags.DEFINE_list("settings", ["hf_torch", "tfbert", "keras_hub", "tfbert_xla",
+                                   "hf_torch_bf16", "tfbert_bf16",
+                                   "keras_hub_bf16"],
+                      "Throughput settings to run.")
+    flags.DEFINE_string("data_dir", "../shared/data/glue", "GLUE data directory.")
+    flags.DEFINE_integer("epoch_examples", 8000,
+                         "SST-2 training sentences in the timed epoch (0 = all).")
+    flags.DEFINE_integer("max_seq_length", 128, "max_seq_length of the epoch.")
+    flags.DEFINE_list("epoch_modes", ["bucketing", "pad_to_max_length"],
+                      "Epoch batching modes to time.")
+    flags.DEFINE_string("worker", None, "Internal: run one setting.")
 
 
 def _checkpoint():
@@ -92,31 +96,20 @@ def _torch_worker(bfloat16=False):
     model = transformers.BertForSequenceClassification.from_pretrained(
         _checkpoint(), num_labels=2)
     model.train()
-    no_decay = ("bias", "LayerNorm.weight")
-    groups = [
-        {"params": [p for n, p in model.named_parameters()
-                    if not any(k in n for k in no_decay)],
-         "weight_decay": 0.01},
-        {"params": [p for n, p in model.named_parameters()
-                    if any(k in n for k in no_decay)],
-         "weight_decay": 0.0},
-    ]
-    optimizer = torch.optim.AdamW(groups, lr=5e-5, eps=1e-6)
+    optimizer = torch_reference.adamw(model, 5e-5, epsilon=1e-6)
     ids, mask, types, labels = (
         torch.tensor(a, dtype=torch.long)
         for a in _batch(FLAGS.batch_size, FLAGS.seq_length,
                         model.config.vocab_size))
 
-    def step():
+    def batch_loss():
         # bfloat16: CPU autocast, the usual PyTorch mixed precision.
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bfloat16):
-            loss = model(input_ids=ids, attention_mask=mask,
+            return model(input_ids=ids, attention_mask=mask,
                          token_type_ids=types, labels=labels).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        return loss.item()
+
+    def step():
+        return torch_reference.training_step(model, optimizer, batch_loss)
 
     for _ in range(FLAGS.warmup_steps):
         step()
@@ -374,4 +367,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    define_flags()
     app.run(main)
