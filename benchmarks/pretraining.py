@@ -305,9 +305,9 @@ def define_flags():
     flags.DEFINE_integer("layers", 4, "Encoder layers (scratch).")
     flags.DEFINE_integer("hidden", 256, "Hidden size (scratch).")
     flags.DEFINE_integer("seq", 128, "Tokens per instance.")
-    flags.DEFINE_integer("batch", 32, "Batch size (scratch).")
     flags.DEFINE_integer("steps", 2000,
                          "Schedule length (LR decay) of the scratch run.")
+    flags.DEFINE_integer("batch", 32, "Batch size (scratch).")
     flags.DEFINE_float("learning_rate", 1e-3, "Peak learning rate (scratch).")
     flags.DEFINE_float("budget_seconds", 900,
                        "Training time budget of the scratch run.")
