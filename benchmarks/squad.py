@@ -1,7 +1,7 @@
 """SQuAD v1.1 fine-tuning: tfbert vs a PyTorch/HF reference, same data.
 
     nice -n 5 python -m benchmarks.squad --out=runs/squad_bench \
-      --max_train_examples=800 --max_seq_length=256
+      --max_train_examples=2000 --max_seq_length=256
 
 Splits ../shared/data/squad_v1.1/dev-v1.1.partA.json by article (first 18
 train, last 6 eval), then
