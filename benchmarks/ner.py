@@ -20,6 +20,7 @@ dropout masks (`benchmarks/shared_dropout.py`); `--dropout` overrides every
 dropout rate (encoder and head).
 """
 
+import importlib
 import json
 import math
 import os
@@ -36,11 +37,19 @@ REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA = REPO_ROOT.parent / "shared" / "data" / "conll2003"
 BATCH_SIZE = 32
 FLAGS = flags.FLAGS
+# The task code this benchmark drives, as a CLI (`python -m`) and as a
+# library: the one place to change when it moves.
+NER_TASK = "tasks.ner"
+
+
+def ner_task():
+    """The NER task module (imported on first use: it imports TensorFlow)."""
+    return importlib.import_module(NER_TASK)
 
 
 def run_tfbert(train_file, args, use_crf):
     model_dir = tempfile.mkdtemp(prefix="ner-bench-")
-    command = [sys.executable, "-m", "tasks.ner", f"--train_file={train_file}",
+    command = [sys.executable, "-m", NER_TASK, f"--train_file={train_file}",
                f"--eval_file={DATA / 'valid.txt'}",
                "--init_checkpoint=minilm-l6-h384-uncased",
                f"--model_dir={model_dir}", "--do_train", "--do_eval",
@@ -63,12 +72,10 @@ def controlled_batches(features, args):
     same list in every process (the TF seeds are set here)."""
     import keras
 
-    from tasks.ner import train_dataset
-
     keras.utils.set_random_seed(args.seed)
     steps = math.ceil(len(features) / BATCH_SIZE)
-    dataset = train_dataset(features, BATCH_SIZE, args.seed).repeat().take(
-        steps * args.epochs)
+    dataset = ner_task().train_dataset(
+        features, BATCH_SIZE, args.seed).repeat().take(steps * args.epochs)
     return [({k: v.numpy() for k, v in x.items()}, y.numpy())
             for x, y in dataset]
 
@@ -84,7 +91,6 @@ def run_tfbert_controlled(train_file, args):
     import keras
     import tensorflow as tf
 
-    from tasks.ner import build_features, predict_tags
     from tfbert.data.conll import labels_from_sentences, read_conll
     from tfbert.metrics.ner import ner_metrics
     from tfbert.models import BertEncoder, BertTokenClassifier
@@ -108,7 +114,7 @@ def run_tfbert_controlled(train_file, args):
         from benchmarks.shared_dropout import install_keras
 
         install_keras(model.encoder, args.seed, head_dropout=model.head.dropout)
-    features = build_features(sentences, labels, tokenizer, 128)
+    features = ner_task().build_features(sentences, labels, tokenizer, 128)
     batches = controlled_batches(features, args)
     kernel, bias = (w.numpy() for w in model.head.dense.weights)
     np.savez(head_path(args), kernel=kernel, bias=bias,
@@ -126,8 +132,9 @@ def run_tfbert_controlled(train_file, args):
                               seed=args.seed, verbose=0),
         loss=token_classification_loss)
     valid = read_conll(DATA / "valid.txt")
-    predicted = predict_tags(model, build_features(valid, labels, tokenizer, 128),
-                             labels)
+    task = ner_task()
+    predicted = task.predict_tags(
+        model, task.build_features(valid, labels, tokenizer, 128), labels)
     results = ner_metrics([s.tags for s in valid], predicted)
     results["epoch_losses"] = [round(v, 5) for v in history.history["loss"]]
     return time.time() - start, results
@@ -147,7 +154,6 @@ def run_hf(train_file, args):
     from tfbert.data.ner_alignment import IGNORE_LABEL, pad_batch, stitch_predictions
     from tfbert.metrics.ner import ner_metrics
     from tfbert.text import BertTokenizer
-    from tasks.ner import build_features
 
     torch.manual_seed(args.seed)
     start = time.time()
@@ -156,7 +162,7 @@ def run_hf(train_file, args):
     train = read_conll(train_file)
     labels = labels_from_sentences(train)
     valid = read_conll(DATA / "valid.txt")
-    features = build_features(train, labels, tokenizer, 128)
+    features = ner_task().build_features(train, labels, tokenizer, 128)
     rates = ({} if args.dropout is None else
              dict(hidden_dropout_prob=args.dropout,
                   attention_probs_dropout_prob=args.dropout,
@@ -200,7 +206,7 @@ def run_hf(train_file, args):
                                    learning_rate=args.learning_rate,
                                    epsilon=1e-6)
     model.eval()
-    eval_features = build_features(valid, labels, tokenizer, 128)
+    eval_features = ner_task().build_features(valid, labels, tokenizer, 128)
     sort = np.argsort([len(i) for i in eval_features.input_word_ids],
                       kind="stable")
     token_tags = [None] * len(eval_features)

@@ -24,6 +24,7 @@ Stages (each prints a JSON line of results):
     steps from the same state.
 """
 
+import importlib
 import json
 import os
 import shutil
@@ -46,6 +47,14 @@ from tfbert.training import TrainingConfig, train
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))), "..", "shared", "data")
 FLAGS = flags.FLAGS
+# The task code this benchmark drives, as a CLI (`python -m`) and as a
+# library: the one place to change when it moves.
+PRETRAINING_TASK = "tasks.pretraining"
+
+
+def pretraining_task():
+    """The pretraining task module (imported on first use: it imports TensorFlow)."""
+    return importlib.import_module(PRETRAINING_TASK)
 
 
 def corpus(work_dir, data_dir):
@@ -145,9 +154,7 @@ def stage_scratch(args):
                         num_heads=args.hidden // 64,
                         intermediate_size=4 * args.hidden)
     model = BertPretrainer(BertEncoder(config))
-    from tasks.pretraining import loss_and_metrics
-
-    loss, metrics = loss_and_metrics(tokenizer.pad_id)
+    loss, metrics = pretraining_task().loss_and_metrics(tokenizer.pad_id)
     dataset = pretraining.dynamic_pretraining_dataset(
         documents, tokenizer, args.batch, max_seq_length=args.seq,
         seed=0).map(pretraining.model_inputs).prefetch(4)
@@ -250,9 +257,7 @@ def stage_minilm(args):
     keras.utils.set_random_seed(0)
     model = load_pretrainer("minilm-l6-h384-uncased")
     held_out = eval_batches(eval_docs, tokenizer, 128, 20, batch=16)[:args.eval_batches]
-    from tasks.pretraining import loss_and_metrics
-
-    loss, metrics = loss_and_metrics(tokenizer.pad_id)
+    loss, metrics = pretraining_task().loss_and_metrics(tokenizer.pad_id)
     documents = pretraining.tokenize_documents(train_docs, tokenizer)
     dataset = pretraining.dynamic_pretraining_dataset(
         documents, tokenizer, 16, max_seq_length=128, seed=0).map(

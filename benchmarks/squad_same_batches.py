@@ -29,7 +29,7 @@ import time
 import numpy as np
 from absl import app, flags
 
-from benchmarks.squad import split_by_article
+from benchmarks.squad import split_by_article, squad_task
 
 FLAGS = flags.FLAGS
 
@@ -54,7 +54,6 @@ def load_features(args):
 def run_tfbert(args, features, eval_features, head_path):
     import keras
 
-    from tasks import squad as squad_task
     from tfbert.models import BertEncoder, BertSpanLabeler
     from tfbert.training import TrainingConfig, train
 
@@ -69,9 +68,9 @@ def run_tfbert(args, features, eval_features, head_path):
     kernel, bias = (w.numpy() for w in model.head.dense.weights)
     np.savez(head_path, kernel=kernel, bias=bias)
     # training=False: the features are already in the shared batch order.
-    dataset, steps = squad_task.build_dataset(features, args.batch_size,
+    dataset, steps = squad_task().build_dataset(features, args.batch_size,
                                               training=False)
-    loss, loss_weights = squad_task.span_loss()
+    loss, loss_weights = squad_task().span_loss()
     model_dir = os.path.join(args.out, "tfbert_run")
     shutil.rmtree(model_dir, ignore_errors=True)  # never resume an old run
     config = TrainingConfig(
@@ -80,7 +79,7 @@ def run_tfbert(args, features, eval_features, head_path):
         adam_epsilon=1e-8, seed=args.seed, verbose=2)
     history = train(model, dataset, steps_per_epoch=steps, config=config,
                     loss=loss, loss_weights=loss_weights)
-    return (squad_task.predict_logits(model, eval_features, 64),
+    return (squad_task().predict_logits(model, eval_features, 64),
             history.history["loss"][-1])
 
 
