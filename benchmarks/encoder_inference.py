@@ -22,14 +22,17 @@ from absl import app, flags
 from benchmarks.common import peak_rss_mb
 
 FLAGS = flags.FLAGS
-flags.DEFINE_list("models", ["minilm", "base"], "minilm and/or base.")
-flags.DEFINE_list("batch_sizes", ["32", "1"], "Batch sizes to time.")
-flags.DEFINE_integer("seq_length", 128, "Tokens per sequence.")
-flags.DEFINE_float("min_seconds", 8.0,
-                   "Time each setting for at least this long (after warm-up).")
-flags.DEFINE_integer("min_iterations", 3, "...and at least this many calls.")
-flags.DEFINE_string("worker", None, "Internal: run one framework's timings.")
-flags.DEFINE_string("checkpoint", None, "Internal: checkpoint directory.")
+
+
+def define_flags():
+    flags.DEFINE_list("models", ["minilm", "base"], "minilm and/or base.")
+    flags.DEFINE_list("batch_sizes", ["32", "1"], "Batch sizes to time.")
+    flags.DEFINE_integer("seq_length", 128, "Tokens per sequence.")
+    flags.DEFINE_float("min_seconds", 8.0,
+                       "Time each setting for at least this long (after warm-up).")
+    flags.DEFINE_integer("min_iterations", 3, "...and at least this many calls.")
+    flags.DEFINE_string("worker", None, "Internal: run one framework's timings.")
+    flags.DEFINE_string("checkpoint", None, "Internal: checkpoint directory.")
 
 
 def _time(fn, min_seconds, min_iterations):
@@ -188,4 +191,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    define_flags()
     app.run(main)

@@ -1,6 +1,6 @@
 """Mixed precision and XLA of tfbert's encoder on a GPU.
 
-    KERAS_BACKEND=jax python benchmarks/gpu_mixed_precision.py
+    KERAS_BACKEND=jax python -m benchmarks.gpu_mixed_precision --steps=30
 
 The lent GPU machines have JAX but no TensorFlow, and a TensorFlow wheel is
 far larger than what can be carried to them. tfbert's numeric model (layers
@@ -19,8 +19,26 @@ import time
 import types
 
 import numpy as np
+from absl import app, flags
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+# "tiny" is a CPU smoke run of the script itself: --shapes=tiny --steps=2.
+SHAPES = {"tiny": dict(hidden_size=32, num_layers=2, num_heads=2,
+                       intermediate_size=64),
+          "minilm-l6-h384": dict(hidden_size=384, num_layers=6, num_heads=12,
+                                 intermediate_size=1536),
+          "bert-base": dict(hidden_size=768, num_layers=12, num_heads=12,
+                            intermediate_size=3072)}
+FLAGS = flags.FLAGS
+
+
+def define_flags():
+    flags.DEFINE_integer("steps", 20, "Timed steps per setting (XLA runs; "
+                         "eager runs time a tenth of them, at least 2).")
+    flags.DEFINE_list("shapes", ["minilm-l6-h384", "bert-base"],
+                      f"Model shapes to run, of {', '.join(SHAPES)}.")
+    flags.DEFINE_string("out", None,
+                        "Directory for gpu_mixed_precision.json (optional).")
 
 
 def _import_numeric_model():
@@ -54,24 +72,17 @@ def _time(fn, steps, warmup=3):
     return (time.perf_counter() - start) / steps
 
 
-def main():
+def main(argv):
+    del argv
     import keras
 
     BertConfig, BertEncoder, BertClassifier = _import_numeric_model()
     batch, seq = 32, 128
-    steps = int(os.environ.get("STEPS", "20"))
-    shapes = {"tiny": dict(hidden_size=32, num_layers=2, num_heads=2,
-                           intermediate_size=64),
-              "minilm-l6-h384": dict(hidden_size=384, num_layers=6,
-                                     num_heads=12, intermediate_size=1536),
-              "bert-base": dict(hidden_size=768, num_layers=12, num_heads=12,
-                                intermediate_size=3072)}
-    # SHAPES=tiny STEPS=2 is a CPU smoke run of the script itself.
-    only = os.environ.get("SHAPES", "minilm-l6-h384,bert-base")
+    steps = FLAGS.steps
     rng = np.random.default_rng(0)
     results = []
-    for shape_name, shape in shapes.items():
-        if shape_name not in only.split(","):
+    for shape_name, shape in SHAPES.items():
+        if shape_name not in FLAGS.shapes:
             continue
         config = BertConfig(**shape)
         features = _inputs(batch, seq, config.vocab_size, rng)
@@ -125,11 +136,12 @@ def main():
             print(json.dumps(row), flush=True)
             results.append(row)
     keras.mixed_precision.set_global_policy("float32")
-    out = os.environ.get("OUT")
-    if out:
-        with open(os.path.join(out, "gpu_mixed_precision.json"), "w") as f:
+    if FLAGS.out:
+        with open(os.path.join(FLAGS.out, "gpu_mixed_precision.json"),
+                  "w") as f:
             json.dump(results, f, indent=2)
 
 
 if __name__ == "__main__":
-    main()
+    define_flags()
+    app.run(main)

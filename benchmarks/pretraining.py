@@ -24,7 +24,7 @@ Stages (each prints a JSON line of results):
     steps from the same state.
 """
 
-import argparse
+import importlib
 import json
 import os
 import shutil
@@ -33,6 +33,7 @@ import time
 import keras
 import numpy as np
 import tensorflow as tf
+from absl import app, flags
 
 from tfbert.checkpoints import load_pretrainer, save_encoder
 from tfbert.config import BertConfig
@@ -45,6 +46,15 @@ from tfbert.training import TrainingConfig, train
 
 DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
     __file__))), "..", "shared", "data")
+FLAGS = flags.FLAGS
+# The task code this benchmark drives, as a CLI (`python -m`) and as a
+# library: the one place to change when it moves.
+PRETRAINING_TASK = "tasks.pretraining"
+
+
+def pretraining_task():
+    """The pretraining task module (imported on first use: it imports TensorFlow)."""
+    return importlib.import_module(PRETRAINING_TASK)
 
 
 def corpus(work_dir, data_dir):
@@ -144,9 +154,7 @@ def stage_scratch(args):
                         num_heads=args.hidden // 64,
                         intermediate_size=4 * args.hidden)
     model = BertPretrainer(BertEncoder(config))
-    from tasks.pretraining import loss_and_metrics
-
-    loss, metrics = loss_and_metrics(tokenizer.pad_id)
+    loss, metrics = pretraining_task().loss_and_metrics(tokenizer.pad_id)
     dataset = pretraining.dynamic_pretraining_dataset(
         documents, tokenizer, args.batch, max_seq_length=args.seq,
         seed=0).map(pretraining.model_inputs).prefetch(4)
@@ -249,9 +257,7 @@ def stage_minilm(args):
     keras.utils.set_random_seed(0)
     model = load_pretrainer("minilm-l6-h384-uncased")
     held_out = eval_batches(eval_docs, tokenizer, 128, 20, batch=16)[:args.eval_batches]
-    from tasks.pretraining import loss_and_metrics
-
-    loss, metrics = loss_and_metrics(tokenizer.pad_id)
+    loss, metrics = pretraining_task().loss_and_metrics(tokenizer.pad_id)
     documents = pretraining.tokenize_documents(train_docs, tokenizer)
     dataset = pretraining.dynamic_pretraining_dataset(
         documents, tokenizer, 16, max_seq_length=128, seed=0).map(
@@ -294,34 +300,43 @@ def stage_minilm(args):
     print(json.dumps(results), flush=True)
 
 
-def main():
-    parser = argparse.ArgumentParser(description=__doc__)
-    parser.add_argument("--stage", choices=("scratch", "sst2", "minilm"),
-                        required=True)
-    parser.add_argument("--work_dir", required=True)
-    parser.add_argument("--data_dir", default=os.path.normpath(DATA))
-    parser.add_argument("--vocab_size", type=int, default=8000)
-    parser.add_argument("--layers", type=int, default=4)
-    parser.add_argument("--hidden", type=int, default=256)
-    parser.add_argument("--seq", type=int, default=128)
-    parser.add_argument("--batch", type=int, default=32)
-    parser.add_argument("--steps", type=int, default=2000,
-                        help="Schedule length (LR decay) of the scratch run.")
-    parser.add_argument("--learning_rate", type=float, default=1e-3)
-    parser.add_argument("--budget_seconds", type=float, default=900)
-    parser.add_argument("--eval_every", type=int, default=100)
-    parser.add_argument("--sst2_examples", type=int, default=4000)
-    parser.add_argument("--sst2_epochs", type=float, default=2)
-    parser.add_argument("--head_steps", type=int, default=150,
-                        help="Steps fitting MiniLM's new heads, encoder frozen.")
-    parser.add_argument("--minilm_steps", type=int, default=150)
-    parser.add_argument("--minilm_learning_rate", type=float, default=1e-4)
-    parser.add_argument("--eval_batches", type=int, default=20)
-    args = parser.parse_args()
+def define_flags():
+    flags.DEFINE_enum("stage", None, ["scratch", "sst2", "minilm"],
+                      "Which stage to run.")
+    flags.DEFINE_string("work_dir", None, "Corpus, vocabulary, checkpoints.")
+    flags.DEFINE_string("data_dir", os.path.normpath(DATA),
+                        "The Wikipedia sample.")
+    flags.DEFINE_integer("vocab_size", 8000, "WordPiece vocabulary size.")
+    flags.DEFINE_integer("layers", 4, "Encoder layers (scratch).")
+    flags.DEFINE_integer("hidden", 256, "Hidden size (scratch).")
+    flags.DEFINE_integer("seq", 128, "Tokens per instance.")
+    flags.DEFINE_integer("steps", 2000,
+                         "Schedule length (LR decay) of the scratch run.")
+    flags.DEFINE_integer("batch", 32, "Batch size (scratch).")
+    flags.DEFINE_float("learning_rate", 1e-3, "Peak learning rate (scratch).")
+    flags.DEFINE_float("budget_seconds", 900,
+                       "Training time budget of the scratch run.")
+    flags.DEFINE_integer("eval_every", 100, "Steps between held-out scores.")
+    flags.DEFINE_integer("sst2_examples", 4000, "SST-2 training sentences.")
+    flags.DEFINE_float("sst2_epochs", 2, "SST-2 epochs.")
+    flags.DEFINE_integer("head_steps", 150,
+                         "Steps fitting MiniLM's new heads, encoder frozen.")
+    flags.DEFINE_integer("minilm_steps", 150,
+                         "Steps of each later MiniLM phase.")
+    flags.DEFINE_float("minilm_learning_rate", 1e-4,
+                       "Peak learning rate of the MiniLM phases.")
+    flags.DEFINE_integer("eval_batches", 20, "Held-out batches per score.")
+
+
+def main(argv):
+    del argv
+    args = FLAGS
     os.makedirs(args.work_dir, exist_ok=True)
     {"scratch": stage_scratch, "sst2": stage_sst2,
      "minilm": stage_minilm}[args.stage](args)
 
 
 if __name__ == "__main__":
-    main()
+    define_flags()
+    flags.mark_flags_as_required(["stage", "work_dir"])
+    app.run(main)

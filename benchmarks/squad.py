@@ -1,7 +1,7 @@
 """SQuAD v1.1 fine-tuning: tfbert vs a PyTorch/HF reference, same data.
 
     nice -n 5 python -m benchmarks.squad --out=runs/squad_bench \
-      --max_train_examples=800 --max_seq_length=256
+      --max_train_examples=2000 --max_seq_length=256
 
 Splits ../shared/data/squad_v1.1/dev-v1.1.partA.json by article (first 18
 train, last 6 eval), then
@@ -15,7 +15,7 @@ train, last 6 eval), then
 and prints EM/F1, wall times and throughputs for both.
 """
 
-import argparse
+import importlib
 import json
 import math
 import os
@@ -25,10 +25,24 @@ import sys
 import time
 
 import numpy as np
+from absl import app, flags
 
 REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 DATA = os.path.join(REPO_ROOT, "..", "shared", "data", "squad_v1.1",
                     "dev-v1.1.partA.json")
+FLAGS = flags.FLAGS
+# The task code this benchmark drives, as a CLI (`python -m`) and as a
+# library: the one place to change when it moves.
+SQUAD_TASK = "tasks.squad"
+
+
+def squad_task():
+    """The SQuAD task module (imported on first use: it imports TensorFlow)."""
+    return importlib.import_module(SQUAD_TASK)
+# The flags recorded with the results.
+SETTINGS = ("checkpoint", "max_seq_length", "doc_stride", "batch_size",
+            "learning_rate", "epochs", "max_train_examples", "seed",
+            "clip_norm")
 
 
 def split_by_article(out_dir, num_train=18):
@@ -64,7 +78,7 @@ def conversion_throughput(args, examples, tokenizer, hf_tokenizer):
 def run_tfbert(args, paths):
     model_dir = os.path.join(args.out, "tfbert")
     command = [
-        sys.executable, "-m", "tasks.squad", "--version=1.1",
+        sys.executable, "-m", SQUAD_TASK, "--version=1.1",
         f"--train_file={paths['train']}", f"--predict_file={paths['eval']}",
         f"--init_checkpoint={args.checkpoint}", f"--model_dir={model_dir}",
         "--do_train", "--do_predict", f"--max_seq_length={args.max_seq_length}",
@@ -123,12 +137,23 @@ def torch_span_logits(model, features, batch_size=64):
     return np.concatenate(starts), np.concatenate(ends)
 
 
+def span_batches(features, batch_size, steps, seed):
+    """`steps` arrays of feature rows: a new seeded permutation per epoch,
+    cut into batches (the last of an epoch may be short)."""
+    rng = np.random.default_rng(seed)
+    batches = []
+    while len(batches) < steps:
+        order = rng.permutation(len(features))
+        batches += [order[i:i + batch_size]
+                    for i in range(0, len(features), batch_size)]
+    return batches[:steps]
+
+
 def run_torch(args, train_features, eval_examples, eval_features):
     import torch
-    from transformers import (BertForQuestionAnswering,
-                              get_linear_schedule_with_warmup)
+    from transformers import BertForQuestionAnswering
 
-    from benchmarks.common import torch_adamw
+    from benchmarks import torch_reference
     from tfbert.data.squad_postprocess import postprocess_predictions
     from tfbert.metrics.squad import squad_v1_metrics
     from tfbert.presets import get_preset
@@ -136,32 +161,22 @@ def run_torch(args, train_features, eval_examples, eval_features):
     torch.manual_seed(args.seed)
     path = get_preset(args.checkpoint).directory()
     model = BertForQuestionAnswering.from_pretrained(str(path))
-    optimizer = torch_adamw(model, args.learning_rate)
     n = len(train_features)
     steps = math.ceil(args.epochs * math.ceil(n / args.batch_size))
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(0.1 * steps),
-                                                steps)
 
-    rng = np.random.default_rng(args.seed)
+    def loss(model, rows):
+        return model(
+            **torch_inputs(train_features, rows),
+            start_positions=torch.from_numpy(
+                train_features.start_positions[rows]).long(),
+            end_positions=torch.from_numpy(
+                train_features.end_positions[rows]).long()).loss
+
     start = time.perf_counter()
-    model.train()
-    done = 0
-    while done < steps:
-        order = rng.permutation(n)
-        for i in range(0, n, args.batch_size):
-            if done == steps:
-                break
-            idx = order[i:i + args.batch_size]
-            loss = model(**torch_inputs(train_features, idx),
-                         start_positions=torch.from_numpy(train_features.start_positions[idx]).long(),
-                         end_positions=torch.from_numpy(train_features.end_positions[idx]).long()).loss
-            loss.backward()
-            if args.clip_norm:
-                torch.nn.utils.clip_grad_norm_(model.parameters(), args.clip_norm)
-            optimizer.step()
-            scheduler.step()
-            optimizer.zero_grad()
-            done += 1
+    torch_reference.train(
+        model, span_batches(train_features, args.batch_size, steps, args.seed),
+        loss, learning_rate=args.learning_rate, epsilon=1e-8,
+        clip_norm=args.clip_norm)
     train_time = time.perf_counter() - start
 
     starts, ends = torch_span_logits(model, eval_features)
@@ -170,22 +185,27 @@ def run_torch(args, train_features, eval_examples, eval_features):
     return squad_v1_metrics(eval_examples, result.predictions), train_time, wall, steps
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--out", default="runs/squad_bench")
-    parser.add_argument("--checkpoint", default="minilm-l6-h384-uncased")
-    parser.add_argument("--max_seq_length", type=int, default=256)
-    parser.add_argument("--doc_stride", type=int, default=128)
-    parser.add_argument("--batch_size", type=int, default=16)
-    parser.add_argument("--learning_rate", type=float, default=1e-4)
-    parser.add_argument("--epochs", type=float, default=1.0)
-    parser.add_argument("--max_train_examples", type=int, default=800)
-    parser.add_argument("--seed", type=int, default=42)
-    parser.add_argument("--clip_norm", type=float, default=0.0,
-                        help="Global gradient-norm clip of the torch loop "
-                             "(tfbert always clips at 1.0); 0 = none.")
-    parser.add_argument("--skip", choices=["tfbert", "torch"], default=None)
-    args = parser.parse_args()
+def define_flags():
+    flags.DEFINE_string("out", "runs/squad_bench", "Output directory.")
+    flags.DEFINE_string("checkpoint", "minilm-l6-h384-uncased",
+                        "Preset or checkpoint directory.")
+    flags.DEFINE_integer("max_seq_length", 256, "Tokens per feature.")
+    flags.DEFINE_integer("doc_stride", 128, "Stride between context windows.")
+    flags.DEFINE_integer("batch_size", 16, "Training batch size.")
+    flags.DEFINE_float("learning_rate", 1e-4, "Peak learning rate.")
+    flags.DEFINE_float("epochs", 1.0, "Training epochs.")
+    flags.DEFINE_integer("max_train_examples", 2000,
+                         "First N training questions.")
+    flags.DEFINE_integer("seed", 42, "Seed.")
+    flags.DEFINE_float("clip_norm", 0.0,
+                       "Global gradient-norm clip of the torch loop (tfbert "
+                       "always clips at 1.0); 0 = none.")
+    flags.DEFINE_enum("skip", None, ["tfbert", "torch"], "A side to skip.")
+
+
+def main(argv):
+    del argv
+    args = FLAGS
     os.makedirs(args.out, exist_ok=True)
 
     from transformers import BertTokenizerFast
@@ -215,7 +235,7 @@ def main():
     print(f"train: {len(subset)} questions -> {len(train_features)} features;"
           f" eval: {len(eval_examples)} questions -> {len(eval_features)} "
           "features", flush=True)
-    report = {"settings": vars(args), "conversion_features_per_s":
+    report = {"settings": {name: FLAGS[name].value for name in SETTINGS}, "conversion_features_per_s":
               {"tfbert": ours, "hf_fast_tokenizer": hf},
               "train_features": len(train_features),
               "eval_questions": len(eval_examples)}
@@ -241,4 +261,5 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    define_flags()
+    app.run(main)

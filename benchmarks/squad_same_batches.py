@@ -19,7 +19,6 @@ dropout the random masks differ too, unless `--shared_masks` makes both draw
 the same masks. Prints one JSON line.
 """
 
-import argparse
 import dataclasses
 import json
 import math
@@ -28,8 +27,11 @@ import shutil
 import time
 
 import numpy as np
+from absl import app, flags
 
-from benchmarks.squad import split_by_article
+from benchmarks.squad import split_by_article, squad_task
+
+FLAGS = flags.FLAGS
 
 
 def load_features(args):
@@ -52,7 +54,6 @@ def load_features(args):
 def run_tfbert(args, features, eval_features, head_path):
     import keras
 
-    from tasks import squad as squad_task
     from tfbert.models import BertEncoder, BertSpanLabeler
     from tfbert.training import TrainingConfig, train
 
@@ -67,9 +68,9 @@ def run_tfbert(args, features, eval_features, head_path):
     kernel, bias = (w.numpy() for w in model.head.dense.weights)
     np.savez(head_path, kernel=kernel, bias=bias)
     # training=False: the features are already in the shared batch order.
-    dataset, steps = squad_task.build_dataset(features, args.batch_size,
+    dataset, steps = squad_task().build_dataset(features, args.batch_size,
                                               training=False)
-    loss, loss_weights = squad_task.span_loss()
+    loss, loss_weights = squad_task().span_loss()
     model_dir = os.path.join(args.out, "tfbert_run")
     shutil.rmtree(model_dir, ignore_errors=True)  # never resume an old run
     config = TrainingConfig(
@@ -78,16 +79,15 @@ def run_tfbert(args, features, eval_features, head_path):
         adam_epsilon=1e-8, seed=args.seed, verbose=2)
     history = train(model, dataset, steps_per_epoch=steps, config=config,
                     loss=loss, loss_weights=loss_weights)
-    return (squad_task.predict_logits(model, eval_features, 64),
+    return (squad_task().predict_logits(model, eval_features, 64),
             history.history["loss"][-1])
 
 
 def run_torch(args, features, eval_features, head_path):
     import torch
-    from transformers import (BertForQuestionAnswering,
-                              get_linear_schedule_with_warmup)
+    from transformers import BertForQuestionAnswering
 
-    from benchmarks.common import torch_adamw
+    from benchmarks import torch_reference
     from benchmarks.squad import torch_inputs, torch_span_logits
     from tfbert.presets import get_preset
 
@@ -104,57 +104,53 @@ def run_torch(args, features, eval_features, head_path):
     with torch.no_grad():
         model.qa_outputs.weight.copy_(torch.from_numpy(head["kernel"].T))
         model.qa_outputs.bias.copy_(torch.from_numpy(head["bias"]))
-    steps = math.ceil(len(features) / args.batch_size)
-    optimizer = torch_adamw(model, args.learning_rate, eps=1e-8)
-    scheduler = get_linear_schedule_with_warmup(optimizer, int(0.1 * steps),
-                                                steps)
-    model.train()
-    total = 0.0
-    for step in range(steps):
-        rows = np.arange(step * args.batch_size,
-                         min(len(features), (step + 1) * args.batch_size))
+    batches = [np.arange(begin, min(len(features), begin + args.batch_size))
+               for begin in range(0, len(features), args.batch_size)]
+
+    def loss(model, rows):
         inputs = torch_inputs(features, rows)
         out = model(**inputs)
         padding = (1 - inputs["attention_mask"].float()) * -1e9
         cross_entropy = torch.nn.functional.cross_entropy
-        loss = 0.5 * (
+        return 0.5 * (
             cross_entropy(out.start_logits + padding,
                           torch.from_numpy(features.start_positions[rows]).long())
             + cross_entropy(out.end_logits + padding,
                             torch.from_numpy(features.end_positions[rows]).long()))
-        loss.backward()
-        total += float(loss)
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        scheduler.step()
-        optimizer.zero_grad()
-    return torch_span_logits(model, eval_features), total / steps
+    losses = torch_reference.train(model, batches, loss,
+                                   learning_rate=args.learning_rate,
+                                   epsilon=1e-8)
+    return torch_span_logits(model, eval_features), float(np.mean(losses))
 
 
-def main():
-    parser = argparse.ArgumentParser()
-    parser.add_argument("--framework", choices=["tfbert", "torch"],
-                        required=True)
-    parser.add_argument("--out", default="runs/squad_same_batches")
-    parser.add_argument("--checkpoint", default="minilm-l6-h384-uncased")
-    parser.add_argument("--dropout", type=float, default=0.1,
-                        help="Hidden-state dropout (embeddings, attention "
-                             "output, FFN output).")
-    parser.add_argument("--attention_dropout", type=float, default=None,
-                        help="Dropout on attention probabilities; default "
-                             "--dropout.")
-    parser.add_argument("--seed", type=int, default=42,
-                        help="Weights of the head (tfbert run) and dropout.")
-    parser.add_argument("--shared_masks", action="store_true",
-                        help="Both frameworks draw the same dropout masks "
-                             "(benchmarks/shared_dropout.py).")
-    parser.add_argument("--order_seed", type=int, default=42)
-    parser.add_argument("--max_train_examples", type=int, default=2000)
-    parser.add_argument("--max_seq_length", type=int, default=256)
-    parser.add_argument("--doc_stride", type=int, default=128)
-    parser.add_argument("--batch_size", type=int, default=16)
-    parser.add_argument("--learning_rate", type=float, default=1e-4)
-    args = parser.parse_args()
+def define_flags():
+    flags.DEFINE_enum("framework", None, ["tfbert", "torch"],
+                      "Which side to train (tfbert first: it saves the head).")
+    flags.DEFINE_string("out", "runs/squad_same_batches", "Output directory.")
+    flags.DEFINE_string("checkpoint", "minilm-l6-h384-uncased",
+                        "Preset or checkpoint directory.")
+    flags.DEFINE_float("dropout", 0.1,
+                       "Hidden-state dropout (embeddings, attention output, "
+                       "FFN output).")
+    flags.DEFINE_float("attention_dropout", None,
+                       "Dropout on attention probabilities; default --dropout.")
+    flags.DEFINE_integer("seed", 42,
+                         "Weights of the head (tfbert run) and dropout.")
+    flags.DEFINE_bool("shared_masks", False,
+                      "Both frameworks draw the same dropout masks "
+                      "(benchmarks/shared_dropout.py).")
+    flags.DEFINE_integer("order_seed", 42, "Seed of the one batch order.")
+    flags.DEFINE_integer("max_train_examples", 2000,
+                         "First N training questions.")
+    flags.DEFINE_integer("max_seq_length", 256, "Tokens per feature.")
+    flags.DEFINE_integer("doc_stride", 128, "Stride between context windows.")
+    flags.DEFINE_integer("batch_size", 16, "Training batch size.")
+    flags.DEFINE_float("learning_rate", 1e-4, "Peak learning rate.")
+
+
+def main(argv):
+    del argv
+    args = FLAGS
     if args.attention_dropout is None:
         args.attention_dropout = args.dropout
     os.makedirs(args.out, exist_ok=True)
@@ -186,4 +182,6 @@ def main():
 
 
 if __name__ == "__main__":
-    main()
+    define_flags()
+    flags.mark_flag_as_required("framework")
+    app.run(main)

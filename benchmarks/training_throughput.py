@@ -31,6 +31,7 @@ with `pad_to_max_length`, each in its own subprocess. The wall time covers
 `fit` only (the cached, tokenized dataset is built first and not timed).
 """
 
+import importlib
 import json
 import os
 import subprocess
@@ -39,27 +40,39 @@ import time
 
 from absl import app, flags
 
+from benchmarks import torch_reference
 from benchmarks.common import peak_rss_mb, run_sampling_private_memory
 
 FLAGS = flags.FLAGS
-flags.DEFINE_list("parts", ["throughput", "memory", "epoch"],
-                  "Any of throughput, memory, epoch.")
-flags.DEFINE_integer("batch_size", 32, "Sequences per training step.")
-flags.DEFINE_integer("seq_length", 128, "Tokens per sequence.")
-flags.DEFINE_integer("warmup_steps", 3, "Untimed steps before timing.")
-flags.DEFINE_integer("steps", 20, "Timed training steps.")
-flags.DEFINE_integer("rounds", 2, "Interleaved repetitions of each setting.")
-flags.DEFINE_list("settings", ["hf_torch", "tfbert", "keras_hub", "tfbert_xla",
-                               "hf_torch_bf16", "tfbert_bf16",
-                               "keras_hub_bf16"],
-                  "Throughput settings to run.")
-flags.DEFINE_string("data_dir", "../shared/data/glue", "GLUE data directory.")
-flags.DEFINE_integer("epoch_examples", 8000,
-                     "SST-2 training sentences in the timed epoch (0 = all).")
-flags.DEFINE_integer("max_seq_length", 128, "max_seq_length of the epoch.")
-flags.DEFINE_list("epoch_modes", ["bucketing", "pad_to_max_length"],
-                  "Epoch batching modes to time.")
-flags.DEFINE_string("worker", None, "Internal: run one setting.")
+# The task code this benchmark drives, as a CLI (`python -m`) and as a
+# library: the one place to change when it moves.
+GLUE_TASK = "tasks.glue"
+
+
+def glue_task():
+    """The GLUE task module (imported on first use: it imports TensorFlow)."""
+    return importlib.import_module(GLUE_TASK)
+
+
+def define_flags():
+    flags.DEFINE_list("parts", ["throughput", "memory", "epoch"],
+                      "Any of throughput, memory, epoch.")
+    flags.DEFINE_integer("batch_size", 32, "Sequences per training step.")
+    flags.DEFINE_integer("seq_length", 128, "Tokens per sequence.")
+    flags.DEFINE_integer("warmup_steps", 3, "Untimed steps before timing.")
+    flags.DEFINE_integer("steps", 20, "Timed training steps.")
+    flags.DEFINE_integer("rounds", 2, "Interleaved repetitions of each setting.")
+    flags.DEFINE_list("settings", ["hf_torch", "tfbert", "keras_hub", "tfbert_xla",
+                                   "hf_torch_bf16", "tfbert_bf16",
+                                   "keras_hub_bf16"],
+                      "Throughput settings to run.")
+    flags.DEFINE_string("data_dir", "../shared/data/glue", "GLUE data directory.")
+    flags.DEFINE_integer("epoch_examples", 8000,
+                         "SST-2 training sentences in the timed epoch (0 = all).")
+    flags.DEFINE_integer("max_seq_length", 128, "max_seq_length of the epoch.")
+    flags.DEFINE_list("epoch_modes", ["bucketing", "pad_to_max_length"],
+                      "Epoch batching modes to time.")
+    flags.DEFINE_string("worker", None, "Internal: run one setting.")
 
 
 def _checkpoint():
@@ -92,31 +105,20 @@ def _torch_worker(bfloat16=False):
     model = transformers.BertForSequenceClassification.from_pretrained(
         _checkpoint(), num_labels=2)
     model.train()
-    no_decay = ("bias", "LayerNorm.weight")
-    groups = [
-        {"params": [p for n, p in model.named_parameters()
-                    if not any(k in n for k in no_decay)],
-         "weight_decay": 0.01},
-        {"params": [p for n, p in model.named_parameters()
-                    if any(k in n for k in no_decay)],
-         "weight_decay": 0.0},
-    ]
-    optimizer = torch.optim.AdamW(groups, lr=5e-5, eps=1e-6)
+    optimizer = torch_reference.adamw(model, 5e-5, epsilon=1e-6)
     ids, mask, types, labels = (
         torch.tensor(a, dtype=torch.long)
         for a in _batch(FLAGS.batch_size, FLAGS.seq_length,
                         model.config.vocab_size))
 
-    def step():
+    def batch_loss():
         # bfloat16: CPU autocast, the usual PyTorch mixed precision.
         with torch.autocast("cpu", dtype=torch.bfloat16, enabled=bfloat16):
-            loss = model(input_ids=ids, attention_mask=mask,
+            return model(input_ids=ids, attention_mask=mask,
                          token_type_ids=types, labels=labels).loss
-        loss.backward()
-        torch.nn.utils.clip_grad_norm_(model.parameters(), 1.0)
-        optimizer.step()
-        optimizer.zero_grad(set_to_none=True)
-        return loss.item()
+
+    def step():
+        return torch_reference.training_step(model, optimizer, batch_loss)
 
     for _ in range(FLAGS.warmup_steps):
         step()
@@ -156,18 +158,17 @@ def _tf_worker(jit_compile, bfloat16=False):
 
     if bfloat16:
         keras.mixed_precision.set_global_policy("mixed_bfloat16")
-    from tasks.glue import build_model, loss_and_metrics
     from tfbert.data import glue as glue_data
     from tfbert.training.optimization import create_optimizer
 
     runtime_mb = peak_rss_mb()
     keras.utils.set_random_seed(0)
     task = glue_data.get_task("sst2")
-    model = build_model(task, _checkpoint())
+    model = glue_task().build_model(task, _checkpoint())
     total = FLAGS.warmup_steps + FLAGS.steps
     optimizer = create_optimizer(5e-5, total_steps=100 * total, warmup_steps=0,
                                  weight_decay=0.01)
-    loss, _ = loss_and_metrics(task)
+    loss, _ = glue_task().loss_and_metrics(task)
     model.compile(optimizer=optimizer, loss=loss, jit_compile=jit_compile)
     ids, mask, types, labels = _batch(FLAGS.batch_size, FLAGS.seq_length,
                                       model.encoder.config.vocab_size)
@@ -211,8 +212,6 @@ def _keras_hub_worker(bfloat16=False):
 def _epoch_worker(mode):
     import keras
 
-    from tasks.glue import build_dataset, build_model, build_preprocessor
-    from tasks.glue import loss_and_metrics
     from tfbert.data import glue as glue_data
     from tfbert.training.optimization import create_optimizer
 
@@ -222,12 +221,13 @@ def _epoch_worker(mode):
         glue_data.split_path(FLAGS.data_dir, task, "train"), task)
     if FLAGS.epoch_examples:
         examples = examples[:FLAGS.epoch_examples]
-    preprocessor = build_preprocessor(_checkpoint(), FLAGS.max_seq_length)
-    dataset, steps = build_dataset(
+    preprocessor = glue_task().build_preprocessor(_checkpoint(),
+                                                  FLAGS.max_seq_length)
+    dataset, steps = glue_task().build_dataset(
         examples, task, preprocessor, FLAGS.batch_size, training=True,
         pad_to_max_length=(mode == "pad_to_max_length"))
-    model = build_model(task, _checkpoint())
-    loss, metrics = loss_and_metrics(task)
+    model = glue_task().build_model(task, _checkpoint())
+    loss, metrics = glue_task().loss_and_metrics(task)
     model.compile(optimizer=create_optimizer(5e-5, total_steps=steps,
                                              warmup_steps=steps // 10),
                   loss=loss, metrics=metrics)
@@ -374,4 +374,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    define_flags()
     app.run(main)

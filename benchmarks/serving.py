@@ -1,0 +1,371 @@
+"""Serving speed: tfbert's raw-text SavedModel vs HF transformers vs ONNX
+Runtime, raw SST-2 sentences in, labels out.
+
+    python -m benchmarks.serving --workdir=runs/serving
+
+1. Export (skipped when `--workdir`/export already holds a version):
+   `python -m tasks.glue --task=sst2` fine-tunes minilm-l6-h384-uncased on
+   the first `--train_examples` SST-2 training rows for one epoch and writes
+   the raw-text classifier SavedModel with the current export code.
+2. Convert (its own process, imports tfbert): every weight of that export
+   (encoder and classification head, read from the SavedModel's variables)
+   goes into an HF `BertForSequenceClassification` directory with the
+   checkpoint's tokenizer files, and from there into an ONNX file
+   (`torch.onnx.export`). All three runtimes therefore hold the same weights.
+3. Measure: each runtime in its own fresh process, one after the other, on the
+   same dev sentences in file order:
+   - tfbert: `tf.saved_model.load` + `serving_default` (strings in) in a
+     process that imports only tensorflow and tensorflow_text;
+   - HF: fast tokenizer (padding to the batch's longest, truncation at
+     `--max_seq_length`) + `BertForSequenceClassification` under
+     `torch.inference_mode()`;
+   - ONNX Runtime: the same fast tokenizer (the `tokenizers` library, padding
+     to the batch's longest) + an `InferenceSession` on the ONNX file.
+   Each answers with the label name and the class probabilities per
+   sentence; runtimes are compared on the argmax class ids.
+
+Reported per runtime: sentences/s at batch `--batch_size` over the dev
+sentences, p50/p99 latency at batch 1 over the first `--latency_sentences`,
+cold start (process start -> imports -> load -> first answered batch),
+peak RSS (the process's VmHWM) and peak private memory (RssAnon, sampled by
+the parent), the size of what the runtime loads from disk, dev accuracy, and
+agreement with HF's labels (plus the max abs difference of probabilities).
+Ratios are against HF. Prints a Markdown table and one JSON line.
+"""
+
+import json
+import os
+import subprocess
+import sys
+import time
+
+import numpy as np
+from absl import app, flags
+
+from benchmarks.common import peak_rss_mb, run_sampling_private_memory
+
+FLAGS = flags.FLAGS
+
+REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+GLUE_DATA = os.path.join(REPO_ROOT, "..", "shared", "data", "glue")
+PRESET = "minilm-l6-h384-uncased"
+# The task CLI that trains and exports the classifier.
+GLUE_TASK_MODULE = "tasks.glue"
+RUNTIMES = ("tfbert", "hf", "onnx")
+TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt",
+                   "special_tokens_map.json")
+
+
+def define_flags():
+    flags.DEFINE_string("workdir", "runs/serving",
+                        "Export, converted models and results.")
+    flags.DEFINE_integer("train_examples", 320,
+                         "SST-2 training rows the exported classifier is "
+                         "fine-tuned on (one epoch).")
+    flags.DEFINE_integer("max_sentences", 0,
+                         "Dev sentences (file order) for the throughput pass "
+                         "and the label comparison; 0 = all 872.")
+    flags.DEFINE_integer("batch_size", 32, "Batch size of the throughput pass.")
+    flags.DEFINE_integer("latency_sentences", 200,
+                         "Sentences sent one by one for the batch-1 latency.")
+    flags.DEFINE_integer("max_seq_length", 128,
+                         "Truncation length (the export's max_seq_length).")
+    flags.DEFINE_list("runtimes", list(RUNTIMES), "Runtimes to measure.")
+    flags.DEFINE_enum("worker", None, ("convert",) + RUNTIMES,
+                      "Internal: run one stage in this process.")
+    flags.DEFINE_float("started_at", None,
+                       "Internal: the parent's clock when it spawned this "
+                       "worker (for the cold start).")
+
+
+def _paths():
+    workdir = os.path.abspath(FLAGS.workdir)
+    return {"export_root": os.path.join(workdir, "export"),
+            "model_dir": os.path.join(workdir, "model"),
+            "hf": os.path.join(workdir, "hf"),
+            "onnx": os.path.join(workdir, "model.onnx")}
+
+
+def _latest_version(export_root):
+    versions = [int(name) for name in os.listdir(export_root) if name.isdigit()]
+    if not versions:
+        raise FileNotFoundError(f"no SavedModel version under {export_root}")
+    return os.path.join(export_root, str(max(versions)))
+
+
+def read_dev(limit=0):
+    """SST-2 dev sentences and their class ids (file order), first `limit`
+    (0 = all)."""
+    path = os.path.join(GLUE_DATA, "SST-2", "dev.tsv")
+    with open(path, encoding="utf-8") as f:
+        rows = [line.rstrip("\n").split("\t") for line in f][1:]
+    rows = rows[:limit] if limit else rows
+    return [sentence for sentence, _ in rows], [int(label) for _, label in rows]
+
+
+def _size_mb(paths):
+    total = 0
+    for path in paths:
+        if os.path.isdir(path):
+            total += sum(os.path.getsize(os.path.join(root, name))
+                         for root, _, names in os.walk(path) for name in names)
+        else:
+            total += os.path.getsize(path)
+    return total / 2**20
+
+
+# --- Stage 1 and 2: export and conversion ----------------------------------
+
+def _export(paths):
+    if os.path.isdir(paths["export_root"]) and any(
+            name.isdigit() for name in os.listdir(paths["export_root"])):
+        return
+    command = [sys.executable, "-m", GLUE_TASK_MODULE, "--task=sst2",
+               f"--data_dir={GLUE_DATA}", f"--init_checkpoint={PRESET}",
+               f"--model_dir={paths['model_dir']}",
+               f"--export_dir={paths['export_root']}", "--do_train",
+               f"--max_train_examples={FLAGS.train_examples}",
+               "--num_train_epochs=1",
+               f"--max_seq_length={FLAGS.max_seq_length}"]
+    subprocess.run(command, check=True)
+
+
+def _convert_worker(paths):
+    """Writes the HF directory and the ONNX file from the export's weights."""
+    import shutil
+
+    import tensorflow as tf
+    import torch
+    import transformers
+
+    from tfbert.checkpoints import write_checkpoint
+    from tfbert.checkpoints.variable_map import encoder_variables, read_variables
+    from tfbert.models import BertClassifier, BertEncoder
+    from tfbert.presets import get_preset
+
+    encoder = BertEncoder.from_pretrained(PRESET)
+    model = BertClassifier(encoder, num_classes=2)
+    # The SavedModel's variables are a checkpoint whose root is the serving
+    # module; its `model` child has this classifier's structure.
+    variables = os.path.join(_latest_version(paths["export_root"]),
+                             "variables", "variables")
+    tf.train.Checkpoint(model=model).read(
+        variables).expect_partial().assert_existing_objects_matched()
+
+    write_checkpoint(paths["hf"], encoder.config,
+                     read_variables(encoder_variables(encoder)), format="hf")
+    hf_model = transformers.BertForSequenceClassification.from_pretrained(
+        paths["hf"], num_labels=2, id2label=_export_label_names(paths))
+    with torch.no_grad():
+        hf_model.classifier.weight.copy_(
+            torch.from_numpy(np.asarray(model.head.dense.kernel).T))
+        hf_model.classifier.bias.copy_(
+            torch.from_numpy(np.asarray(model.head.dense.bias)))
+    hf_model.save_pretrained(paths["hf"])
+    source = str(get_preset(PRESET).directory())
+    for name in TOKENIZER_FILES:
+        shutil.copy(os.path.join(source, name), paths["hf"])
+
+    hf_model.eval()
+    example = transformers.AutoTokenizer.from_pretrained(paths["hf"])(
+        ["a first sentence", "and a second"], padding=True, return_tensors="pt")
+    names = ("input_ids", "attention_mask", "token_type_ids")
+    torch.onnx.export(
+        hf_model, tuple(example[name] for name in names), paths["onnx"],
+        input_names=list(names), output_names=["logits"],
+        dynamic_axes={**{name: {0: "batch", 1: "sequence"} for name in names},
+                      "logits": {0: "batch"}},
+        opset_version=17, dynamo=False)
+
+
+def _export_label_names(paths):
+    """{class id: label name} as the export answers on the dev sentences."""
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  registers the tokenizer ops
+
+    serve = tf.saved_model.load(
+        _latest_version(paths["export_root"])).signatures["serving_default"]
+    outputs = serve(sentence=tf.constant(read_dev()[0]))
+    names = dict(zip(outputs["probabilities"].numpy().argmax(-1).tolist(),
+                     [label.decode() for label in outputs["label"].numpy()]))
+    if sorted(names) != [0, 1]:
+        raise RuntimeError(f"the export predicted only the classes {names}")
+    return names
+
+
+# --- Stage 3: one runtime per process --------------------------------------
+
+def _tfbert_runtime(paths):
+    """`predict(texts) -> (labels, probabilities)` of the raw-text export."""
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  registers the tokenizer ops
+
+    serve = tf.saved_model.load(
+        _latest_version(paths["export_root"])).signatures["serving_default"]
+
+    def predict(texts):
+        outputs = serve(sentence=tf.constant(texts))
+        return ([label.decode() for label in outputs["label"].numpy()],
+                outputs["probabilities"].numpy())
+    return predict, [_latest_version(paths["export_root"])]
+
+
+def _hf_runtime(paths):
+    import torch
+    import transformers
+
+    tokenizer = transformers.AutoTokenizer.from_pretrained(paths["hf"])
+    model = transformers.BertForSequenceClassification.from_pretrained(
+        paths["hf"]).eval()
+
+    def predict(texts):
+        with torch.inference_mode():
+            inputs = tokenizer(texts, padding=True, truncation=True,
+                               max_length=FLAGS.max_seq_length,
+                               return_tensors="pt")
+            probabilities = torch.softmax(model(**inputs).logits, -1).numpy()
+        return ([model.config.id2label[i] for i in probabilities.argmax(-1)],
+                probabilities)
+    return predict, [paths["hf"]]
+
+
+def _onnx_runtime(paths):
+    import onnxruntime
+    import tokenizers
+
+    tokenizer = tokenizers.Tokenizer.from_file(
+        os.path.join(paths["hf"], "tokenizer.json"))
+    tokenizer.enable_truncation(FLAGS.max_seq_length)
+    tokenizer.enable_padding(pad_id=tokenizer.token_to_id("[PAD]"),
+                             pad_token="[PAD]")
+    session = onnxruntime.InferenceSession(
+        paths["onnx"], providers=["CPUExecutionProvider"])
+    with open(os.path.join(paths["hf"], "config.json")) as f:
+        id2label = json.load(f)["id2label"]  # written by the conversion
+
+    def predict(texts):
+        encodings = tokenizer.encode_batch(texts)
+        inputs = {name: np.array([getattr(e, attribute) for e in encodings],
+                                 np.int64)
+                  for name, attribute in (("input_ids", "ids"),
+                                          ("attention_mask", "attention_mask"),
+                                          ("token_type_ids", "type_ids"))}
+        logits = session.run(["logits"], inputs)[0]
+        shifted = np.exp(logits - logits.max(-1, keepdims=True))
+        probabilities = shifted / shifted.sum(-1, keepdims=True)
+        return ([id2label[str(i)] for i in probabilities.argmax(-1)],
+                probabilities)
+    return predict, [paths["onnx"], os.path.join(paths["hf"], "tokenizer.json")]
+
+
+def _runtime_worker(name, paths):
+    """Cold start, then the throughput pass, then batch-1 latency; prints one
+    JSON line."""
+    sentences, _ = read_dev(FLAGS.max_sentences)
+    load = {"tfbert": _tfbert_runtime, "hf": _hf_runtime,
+            "onnx": _onnx_runtime}[name]
+    predict, files = load(paths)
+    predict(sentences[:FLAGS.batch_size])
+    cold_start = time.time() - FLAGS.started_at
+
+    probabilities = []
+    start = time.perf_counter()
+    for begin in range(0, len(sentences), FLAGS.batch_size):
+        probabilities.append(
+            predict(sentences[begin:begin + FLAGS.batch_size])[1])
+    throughput = len(sentences) / (time.perf_counter() - start)
+
+    latencies = []
+    for sentence in sentences[:FLAGS.latency_sentences]:
+        start = time.perf_counter()
+        predict([sentence])
+        latencies.append(1000 * (time.perf_counter() - start))
+    print(json.dumps({
+        "runtime": name, "cold_start_s": cold_start,
+        "sentences_per_s": throughput,
+        "p50_ms": float(np.percentile(latencies, 50)),
+        "p99_ms": float(np.percentile(latencies, 99)),
+        "peak_rss_mb": peak_rss_mb(), "size_mb": _size_mb(files),
+        "imports_tfbert": "tfbert" in sys.modules,
+        "class_ids": np.concatenate(probabilities).argmax(-1).tolist(),
+        "probabilities": np.concatenate(probabilities).tolist()}))
+
+
+# --- Parent: spawn, compare, print -----------------------------------------
+
+def _spawn(worker, sample_memory=True):
+    args = [sys.executable, "-m", "benchmarks.serving", f"--worker={worker}",
+            f"--workdir={FLAGS.workdir}",
+            f"--max_sentences={FLAGS.max_sentences}",
+            f"--batch_size={FLAGS.batch_size}",
+            f"--latency_sentences={FLAGS.latency_sentences}",
+            f"--max_seq_length={FLAGS.max_seq_length}",
+            f"--started_at={time.time()}"]
+    returncode, stdout, stderr, private_mb = run_sampling_private_memory(
+        args, period_s=0.05)
+    if returncode:
+        raise RuntimeError(f"worker {worker} failed:\n{stderr[-3000:]}")
+    if not sample_memory:
+        return None
+    return {**json.loads(stdout.strip().splitlines()[-1]),
+            "peak_private_mb": private_mb}
+
+
+def _ratio(value, reference):
+    return f"{value:,.1f} ({value / reference:.2f}x)"
+
+
+def _table(results, gold):
+    hf = results["hf"]
+    rows = ["| runtime | sentences/s, batch 32 | p50 ms, batch 1 | "
+            "p99 ms, batch 1 | cold start s | peak RSS MB | peak private MB | "
+            "size MB | dev accuracy | labels = HF | max abs prob diff vs HF |",
+            "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
+            "---: | ---: |"]
+    for name, r in results.items():
+        diff = np.abs(np.array(r["probabilities"])
+                      - np.array(hf["probabilities"])).max()
+        rows.append(
+            f"| {name} | {_ratio(r['sentences_per_s'], hf['sentences_per_s'])}"
+            f" | {_ratio(r['p50_ms'], hf['p50_ms'])} | {r['p99_ms']:.1f} | "
+            f"{_ratio(r['cold_start_s'], hf['cold_start_s'])} | "
+            f"{r['peak_rss_mb']:,.0f} | {r['peak_private_mb']:,.0f} | "
+            f"{r['size_mb']:,.1f} | {np.mean(np.equal(r['class_ids'], gold)):.4f} | "
+            f"{np.mean(np.equal(r['class_ids'], hf['class_ids'])):.4f} | {diff:.1e} |")
+    return "\n".join(rows)
+
+
+def main(argv):
+    del argv
+    paths = _paths()
+    if FLAGS.worker == "convert":
+        _convert_worker(paths)
+        return
+    if FLAGS.worker:
+        _runtime_worker(FLAGS.worker, paths)
+        return
+    os.makedirs(FLAGS.workdir, exist_ok=True)
+    _export(paths)
+    if not os.path.exists(paths["onnx"]):
+        _spawn("convert", sample_memory=False)
+    _, gold = read_dev(FLAGS.max_sentences)
+    results = {}
+    loads = [os.getloadavg()]
+    for name in FLAGS.runtimes:
+        results[name] = _spawn(name)
+        loads.append(os.getloadavg())
+        print(f"{name}: {results[name]['sentences_per_s']:.1f} sentences/s, "
+              f"p50 {results[name]['p50_ms']:.1f} ms", flush=True)
+    if any(r["imports_tfbert"] for r in results.values()):
+        raise RuntimeError("a runtime process imported tfbert")
+    print("load averages (1 min) before and after each runtime: "
+          f"{[round(load[0], 2) for load in loads]}")
+    print(_table(results, np.array(gold)))
+    print(json.dumps({name: {k: v for k, v in r.items()
+                             if k not in ("class_ids", "probabilities")}
+                      for name, r in results.items()}))
+
+
+if __name__ == "__main__":
+    define_flags()
+    app.run(main)
