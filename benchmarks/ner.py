@@ -13,7 +13,7 @@ epsilon, schedule and clipping). Prints one JSON line per run.
 
 `--controlled` (with `--which=tfbert` first, then `--which=hf`) removes every
 difference but the framework: tfbert trains in-process through
-`tfbert.training.train` on `tasks.ner.train_dataset`, saves its initial head
+`tfbert.training.train` on `tfbert.tasks.ner.train_dataset`, saves its initial head
 weights, and the HF run loads them and trains on exactly tfbert's batches
 (read back from that dataset). `--shared_masks` also gives both the same
 dropout masks (`benchmarks/shared_dropout.py`); `--dropout` overrides every
@@ -39,7 +39,7 @@ BATCH_SIZE = 32
 FLAGS = flags.FLAGS
 # The task code this benchmark drives, as a CLI (`python -m`) and as a
 # library: the one place to change when it moves.
-NER_TASK = "tasks.ner"
+NER_TASK = "tfbert.tasks.ner"
 
 
 def ner_task():
@@ -67,15 +67,14 @@ def run_tfbert(train_file, args, use_crf):
 
 
 def controlled_batches(features, args):
-    """The training batches of `tasks.ner.train_dataset` (its shuffle, its
+    """The training batches of `tfbert.tasks.ner.train_dataset` (its shuffle, its
     padding) for all epochs, as a list of (features, labels) numpy pairs; the
     same list in every process (the TF seeds are set here)."""
     import keras
 
     keras.utils.set_random_seed(args.seed)
-    steps = math.ceil(len(features) / BATCH_SIZE)
-    dataset = ner_task().train_dataset(
-        features, BATCH_SIZE, args.seed).repeat().take(steps * args.epochs)
+    dataset, steps = ner_task().train_dataset(features, BATCH_SIZE, args.seed)
+    dataset = dataset.repeat().take(steps * args.epochs)
     return [({k: v.numpy() for k, v in x.items()}, y.numpy())
             for x, y in dataset]
 

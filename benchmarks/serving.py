@@ -50,7 +50,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GLUE_DATA = os.path.join(REPO_ROOT, "..", "shared", "data", "glue")
 PRESET = "minilm-l6-h384-uncased"
 # The task CLI that trains and exports the classifier.
-GLUE_TASK_MODULE = "tasks.glue"
+GLUE_TASK_MODULE = "tfbert.tasks.glue"
 RUNTIMES = ("tfbert", "hf", "onnx")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt",
                    "special_tokens_map.json")

@@ -33,7 +33,7 @@ DATA = os.path.join(REPO_ROOT, "..", "shared", "data", "squad_v1.1",
 FLAGS = flags.FLAGS
 # The task code this benchmark drives, as a CLI (`python -m`) and as a
 # library: the one place to change when it moves.
-SQUAD_TASK = "tasks.squad"
+SQUAD_TASK = "tfbert.tasks.squad"
 
 
 def squad_task():
@@ -79,9 +79,10 @@ def run_tfbert(args, paths):
     model_dir = os.path.join(args.out, "tfbert")
     command = [
         sys.executable, "-m", SQUAD_TASK, "--version=1.1",
-        f"--train_file={paths['train']}", f"--predict_file={paths['eval']}",
+        f"--train_file={paths['train']}", f"--eval_file={paths['eval']}",
         f"--init_checkpoint={args.checkpoint}", f"--model_dir={model_dir}",
-        "--do_train", "--do_predict", f"--max_seq_length={args.max_seq_length}",
+        "--do_train", "--do_eval", "--noexport_best",
+        f"--max_seq_length={args.max_seq_length}",
         f"--doc_stride={args.doc_stride}", "--max_query_length=64",
         f"--train_batch_size={args.batch_size}", "--eval_batch_size=64",
         f"--learning_rate={args.learning_rate}",

@@ -46,7 +46,7 @@ from benchmarks.common import peak_rss_mb, run_sampling_private_memory
 FLAGS = flags.FLAGS
 # The task code this benchmark drives, as a CLI (`python -m`) and as a
 # library: the one place to change when it moves.
-GLUE_TASK = "tasks.glue"
+GLUE_TASK = "tfbert.tasks.glue"
 
 
 def glue_task():
@@ -214,6 +214,7 @@ def _epoch_worker(mode):
 
     from tfbert.data import glue as glue_data
     from tfbert.training.optimization import create_optimizer
+    from tfbert.text import BertPreprocessor
 
     keras.utils.set_random_seed(42)
     task = glue_data.get_task("sst2")
@@ -221,8 +222,8 @@ def _epoch_worker(mode):
         glue_data.split_path(FLAGS.data_dir, task, "train"), task)
     if FLAGS.epoch_examples:
         examples = examples[:FLAGS.epoch_examples]
-    preprocessor = glue_task().build_preprocessor(_checkpoint(),
-                                                  FLAGS.max_seq_length)
+    preprocessor = BertPreprocessor.from_pretrained(
+        _checkpoint(), seq_length=FLAGS.max_seq_length, pad_to_seq_length=False)
     dataset, steps = glue_task().build_dataset(
         examples, task, preprocessor, FLAGS.batch_size, training=True,
         pad_to_max_length=(mode == "pad_to_max_length"))
