@@ -264,7 +264,8 @@ def test_every_shared_flag_is_covered():
         "weight_decay", "adam_epsilon", "gradient_accumulation_steps",
         "layerwise_lr_decay", "checkpoint_steps", "mixed_precision",
         "distribution_strategy", "tpu", "num_gpus", "jit_compile",
-        "steps_per_execution", "seed", "max_train_examples"}
+        "steps_per_execution", "seed", "max_train_examples",
+        "classifier_dropout"}
     task = parse_task_flags(GlueTask, ["--task=sst2"])
     shared = {flag.name
               for flag in task.flags.get_flags_for_module(runner.__name__)}

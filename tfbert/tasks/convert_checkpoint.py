@@ -29,15 +29,15 @@ from tfbert.text.vocab import load_vocabulary
 FLAGS = flags.FLAGS
 
 
-def define_flags():
-    flags.DEFINE_string("input", None,
-                        "Preset name or checkpoint directory (required).")
-    flags.DEFINE_string("output_dir", None,
-                        "Directory to write; must not exist or be empty "
-                        "(required).")
-    flags.DEFINE_enum("format", "hf", list(FORMATS), "Layout to write.")
-    flags.DEFINE_bool("with_heads", False,
-                      "Also convert the masked-LM and next-sentence heads.")
+_FLAGS = (
+    ("string", "input", None,
+     "Preset name or checkpoint directory (required)."),
+    ("string", "output_dir", None,
+     "Directory to write; must not exist or be empty (required)."),
+    ("enum", "format", "hf", "Layout to write.", list(FORMATS)),
+    ("bool", "with_heads", False,
+     "Also convert the masked-LM and next-sentence heads."),
+)
 
 
 def resolve_source(source):
@@ -84,9 +84,6 @@ def convert(source, output_dir, format="hf", with_heads=False):
 
 
 def _convert_from_flags():
-    for name in ("input", "output_dir"):
-        if not FLAGS[name].value:
-            raise runner.UserError(f"--{name} is required")
     count = convert(FLAGS.input, FLAGS.output_dir, FLAGS.format,
                     FLAGS.with_heads)
     print(f"wrote {count} variables to {FLAGS.output_dir} ({FLAGS.format})")
@@ -94,7 +91,8 @@ def _convert_from_flags():
 
 
 def main():
-    runner.main_program(define_flags, _convert_from_flags, doc=__doc__)
+    runner.main_program(_FLAGS, _convert_from_flags,
+                        required=("input", "output_dir"), doc=__doc__)
 
 
 if __name__ == "__main__":

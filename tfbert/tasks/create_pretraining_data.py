@@ -25,35 +25,32 @@ from tfbert.tasks import runner
 FLAGS = flags.FLAGS
 
 
-def define_flags():
-    flags.DEFINE_string("input_file", None,
-                        "Corpus file glob; comma-separate several globs.")
-    flags.DEFINE_string("output_file", None,
-                        "Output TFRecord path, or comma-separated paths.")
-    flags.DEFINE_integer("num_output_shards", 1,
-                         "With one --output_file, write OUTPUT-0000i-of-0000N.")
-    flags.DEFINE_string("vocab_file", None, "WordPiece vocab.txt.")
-    flags.DEFINE_bool("do_lower_case", True,
-                      "Lower-case with --vocab_file (uncased vocabulary).")
-    flags.DEFINE_string("init_checkpoint", None,
-                        "Use this preset's / checkpoint's vocabulary instead "
-                        "of --vocab_file.")
-    flags.DEFINE_integer("max_seq_length", 128, "Packed sequence length.")
-    flags.DEFINE_integer("max_predictions_per_seq", 20,
-                         "Most masked tokens per sequence.")
-    flags.DEFINE_float("masked_lm_prob", 0.15, "Fraction of tokens masked.")
-    flags.DEFINE_integer("dupe_factor", 5,
-                         "Passes over the corpus, each with new masks.")
-    flags.DEFINE_float("short_seq_prob", 0.1,
-                       "Probability of a shorter target length.")
-    flags.DEFINE_bool("do_whole_word_mask", False, "Mask whole words.")
-    flags.DEFINE_integer("random_seed", 12345, "Seed for pairs and masks.")
+_FLAGS = (
+    ("string", "input_file", None,
+     "Corpus file glob; comma-separate several globs (required)."),
+    ("string", "output_file", None,
+     "Output TFRecord path, or comma-separated paths (required)."),
+    ("integer", "num_output_shards", 1,
+     "With one --output_file, write OUTPUT-0000i-of-0000N."),
+    ("string", "vocab_file", None, "WordPiece vocab.txt."),
+    ("bool", "do_lower_case", True,
+     "Lower-case with --vocab_file (uncased vocabulary)."),
+    ("string", "init_checkpoint", None,
+     "Use this preset's / checkpoint's vocabulary instead of --vocab_file."),
+    ("integer", "max_seq_length", 128, "Packed sequence length."),
+    ("integer", "max_predictions_per_seq", 20,
+     "Most masked tokens per sequence."),
+    ("float", "masked_lm_prob", 0.15, "Fraction of tokens masked."),
+    ("integer", "dupe_factor", 5,
+     "Passes over the corpus, each with new masks."),
+    ("float", "short_seq_prob", 0.1,
+     "Probability of a shorter target length."),
+    ("bool", "do_whole_word_mask", False, "Mask whole words."),
+    ("integer", "random_seed", 12345, "Seed for pairs and masks."),
+)
 
 
 def create_from_flags():
-    for name in ("input_file", "output_file"):
-        if not FLAGS[name].value:
-            raise runner.UserError(f"--{name} is required")
     if not (FLAGS.vocab_file or FLAGS.init_checkpoint):
         raise runner.UserError("pass --vocab_file or --init_checkpoint")
     tokenizer = runner.load_tokenizer(FLAGS)
@@ -85,7 +82,8 @@ def create_from_flags():
 
 
 def main():
-    runner.main_program(define_flags, create_from_flags, doc=__doc__)
+    runner.main_program(_FLAGS, create_from_flags,
+                        required=("input_file", "output_file"), doc=__doc__)
 
 
 if __name__ == "__main__":

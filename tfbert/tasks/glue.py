@@ -106,27 +106,27 @@ def write_submission(path, task, examples, predictions):
         f.write("\n".join(lines) + "\n")
 
 
+_GLUE_FLAGS = (
+    ("enum", "task", None,
+     "GLUE task (required).",
+     sorted(glue_data.TASKS)),
+    ("string", "data_dir", None,
+     "Directory holding <TASK>/{train,dev,test}.tsv (required)."),
+    ("list", "label_names", None,
+     "Names for the exported `label` output, in class order (default: "
+     "the task's label names)."),
+)
+
+
 class GlueTask(runner.Task):
     """Sequence classification and regression on the GLUE tasks."""
 
     name = "glue"
-    optional_flags = runner.OPTIONAL_FLAGS
-    training_flags = ("task", "classifier_dropout")
+    training_flags = ("task",)
 
     @staticmethod
     def define_flags(fv):
-        flags.DEFINE_enum("task", None, sorted(glue_data.TASKS),
-                          "GLUE task (required).", flag_values=fv)
-        flags.DEFINE_string("data_dir", None,
-                            "Directory holding <TASK>/{train,dev,test}.tsv "
-                            "(required).", flag_values=fv)
-        flags.DEFINE_list("label_names", None,
-                          "Names for the exported `label` output, in class "
-                          "order (default: the task's label names).",
-                          flag_values=fv)
-        flags.DEFINE_float("classifier_dropout", 0.1,
-                           "Dropout rate before the classification head.",
-                           flag_values=fv)
+        runner.define(fv, _GLUE_FLAGS)
 
     def minimum_seq_length(self):
         # [CLS] a [SEP] (b [SEP]) with at least one token of each text.
@@ -227,8 +227,7 @@ class GlueTask(runner.Task):
                              predict(model, dataset))
             print(f"wrote {len(examples)} predictions to {path}")
 
-    def export(self, model, export_dir, token_ids_only):
-        from tfbert.export import export_saved_model
+    def serving_module(self, model):
         from tfbert.export.classifier_serving import ClassifierServingModule
 
         task = self.task
@@ -236,10 +235,8 @@ class GlueTask(runner.Task):
             self.flags.label_names or task.label_names or task.labels)
         text_inputs = (("sentence1", "sentence2") if task.is_pair
                        else ("sentence",))
-        module = ClassifierServingModule(model, self.preprocessor, label_names,
-                                         text_inputs)
-        return export_saved_model(module, export_dir,
-                                  token_ids_only=token_ids_only)
+        return ClassifierServingModule(model, self.preprocessor,
+                                       label_names, text_inputs)
 
 
 def main():

@@ -95,37 +95,31 @@ def write_predictions(path, sentences, predicted):
             f.write("\n")
 
 
+_NER_FLAGS = (
+    ("string", "train_file", None, "CoNLL training file."),
+    ("string", "eval_file", None,
+     "CoNLL file scored by --do_eval and used to keep the best model "
+     "while training."),
+    ("string", "predict_file", None, "CoNLL file to tag with --do_predict."),
+    ("string", "labels", None,
+     "IOB2 labels: a file (one per line) or a comma list (default: from "
+     "the training data, or MODEL_DIR/labels.txt)."),
+    ("bool", "use_crf", False, "Add a linear-chain CRF."),
+    ("integer", "window_stride", None,
+     "WordPieces between the starts of the overlapping windows a long "
+     "sentence is cut into (default: half a window)."),
+)
+
+
 class NerTask(runner.Task):
     """Token classification with IOB2 tags, scored with the conlleval rules."""
 
     name = "ner"
-    optional_flags = runner.OPTIONAL_FLAGS
-    training_flags = ("labels", "use_crf", "window_stride",
-                      "classifier_dropout")
+    training_flags = ("labels", "use_crf", "window_stride")
 
     @staticmethod
     def define_flags(fv):
-        flags.DEFINE_string("train_file", None, "CoNLL training file.",
-                            flag_values=fv)
-        flags.DEFINE_string("eval_file", None,
-                            "CoNLL file scored by --do_eval and used to keep "
-                            "the best model while training.", flag_values=fv)
-        flags.DEFINE_string("predict_file", None,
-                            "CoNLL file to tag with --do_predict.",
-                            flag_values=fv)
-        flags.DEFINE_string("labels", None,
-                            "IOB2 labels: a file (one per line) or a comma "
-                            "list (default: from the training data, or "
-                            "MODEL_DIR/labels.txt).", flag_values=fv)
-        flags.DEFINE_bool("use_crf", False, "Add a linear-chain CRF.",
-                          flag_values=fv)
-        flags.DEFINE_integer("window_stride", None,
-                             "WordPieces between the starts of the "
-                             "overlapping windows a long sentence is cut into "
-                             "(default: half a window).", flag_values=fv)
-        flags.DEFINE_float("classifier_dropout", 0.1,
-                           "Dropout rate before the tagging head.",
-                           flag_values=fv)
+        runner.define(fv, _NER_FLAGS)
 
     def _read(self, flag, needed, require_tags=True):
         path = self.flags[flag].value
@@ -233,14 +227,11 @@ class NerTask(runner.Task):
                                     self._features(sentences)))
         print(f"wrote tags for {len(sentences)} sentences to {path}")
 
-    def export(self, model, export_dir, token_ids_only):
-        from tfbert.export import export_saved_model
+    def serving_module(self, model):
         from tfbert.export.ner_serving import NerServingModule
 
-        module = NerServingModule(model, self.tokenizer, self.labels,
-                                  self.flags.max_seq_length)
-        return export_saved_model(module, export_dir,
-                                  token_ids_only=token_ids_only)
+        return NerServingModule(model, self.tokenizer, self.labels,
+                                self.flags.max_seq_length)
 
 
 def main():

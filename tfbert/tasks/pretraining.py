@@ -75,11 +75,34 @@ def evaluate(model, dataset):
             for name, value in results.items()}
 
 
+_PRETRAINING_FLAGS = (
+    ("string", "input_file", None,
+     "Static TFRecord glob(s), comma-separated."),
+    ("string", "corpus_file", None, "Raw corpus glob(s) for dynamic masking."),
+    ("string", "eval_input_file", None, "Static eval TFRecords."),
+    ("string", "eval_corpus_file", None,
+     "Raw eval corpus (masked once, with --seed)."),
+    ("integer", "num_train_steps", 0,
+     "Train this many batches (overrides --num_train_epochs; 0 = use "
+     "epochs)."),
+    ("integer", "max_predictions_per_seq", 20,
+     "Most masked tokens per sequence."),
+    ("float", "masked_lm_prob", 0.15, "Dynamic masking rate."),
+    ("float", "short_seq_prob", 0.1, "Dynamic short-sequence rate."),
+    ("bool", "do_whole_word_mask", False, "Dynamic whole-word masks."),
+    ("string", "bert_config_file", None,
+     "Train from scratch with this architecture (a BERT config.json)."),
+)
+
+
 class PretrainingTask(runner.Task):
     """Masked-LM + next-sentence pretraining of a `BertPretrainer`."""
 
     name = "pretrain"
     defaults = {"learning_rate": 1e-4, "num_train_epochs": 1.0}
+    # No test-set predictions, no token-id export, no head dropout, and
+    # fixed-length batches of records (not examples) only.
+    optional_flags = frozenset()
     training_flags = ("input_file", "corpus_file", "num_train_steps",
                       "max_predictions_per_seq", "masked_lm_prob",
                       "short_seq_prob", "do_whole_word_mask",
@@ -87,33 +110,7 @@ class PretrainingTask(runner.Task):
 
     @staticmethod
     def define_flags(fv):
-        flags.DEFINE_string("input_file", None,
-                            "Static TFRecord glob(s), comma-separated.",
-                            flag_values=fv)
-        flags.DEFINE_string("corpus_file", None,
-                            "Raw corpus glob(s) for dynamic masking.",
-                            flag_values=fv)
-        flags.DEFINE_string("eval_input_file", None, "Static eval TFRecords.",
-                            flag_values=fv)
-        flags.DEFINE_string("eval_corpus_file", None,
-                            "Raw eval corpus (masked once, with --seed).",
-                            flag_values=fv)
-        flags.DEFINE_integer("num_train_steps", 0,
-                             "Train this many batches (overrides "
-                             "--num_train_epochs; 0 = use epochs).",
-                             flag_values=fv)
-        flags.DEFINE_integer("max_predictions_per_seq", 20,
-                             "Most masked tokens per sequence.",
-                             flag_values=fv)
-        flags.DEFINE_float("masked_lm_prob", 0.15, "Dynamic masking rate.",
-                           flag_values=fv)
-        flags.DEFINE_float("short_seq_prob", 0.1,
-                           "Dynamic short-sequence rate.", flag_values=fv)
-        flags.DEFINE_bool("do_whole_word_mask", False,
-                          "Dynamic whole-word masks.", flag_values=fv)
-        flags.DEFINE_string("bert_config_file", None,
-                            "Train from scratch with this architecture (a "
-                            "BERT config.json).", flag_values=fv)
+        runner.define(fv, _PRETRAINING_FLAGS)
 
     def _sources(self, static_flag, corpus_flag, needed):
         f = self.flags

@@ -30,7 +30,8 @@ FLAGS = flags.FLAGS
 # Shared flags a task may leave out (every other shared flag is offered by
 # every task).
 OPTIONAL_FLAGS = frozenset({"do_predict", "pad_to_max_length",
-                            "max_train_examples", "export_token_ids_only"})
+                            "max_train_examples", "export_token_ids_only",
+                            "classifier_dropout"})
 
 # Shared flags that change what training computes; a model directory resumes
 # only a run whose values of these (and whose data) are unchanged.
@@ -39,7 +40,7 @@ _TRAINING_FLAGS = (
     "train_batch_size", "learning_rate", "num_train_epochs",
     "warmup_proportion", "weight_decay", "adam_epsilon",
     "gradient_accumulation_steps", "layerwise_lr_decay", "checkpoint_steps",
-    "mixed_precision", "seed", "max_train_examples")
+    "mixed_precision", "seed", "max_train_examples", "classifier_dropout")
 
 
 class UserError(ValueError):
@@ -54,7 +55,8 @@ class Task:
       name: the task's command name (`glue` -> `tfbert-glue`).
       defaults: defaults of shared flags that this recipe changes, e.g.
         `{"max_seq_length": 384}`.
-      optional_flags: the `OPTIONAL_FLAGS` this task offers.
+      optional_flags: the `OPTIONAL_FLAGS` this task offers (all by
+        default).
       training_flags: names of the task's own flags that change training
         (part of the model directory's fingerprint).
 
@@ -68,7 +70,7 @@ class Task:
 
     name = ""
     defaults = {}
-    optional_flags = frozenset()
+    optional_flags = OPTIONAL_FLAGS
     training_flags = ()
 
     def __init__(self, flag_values):
@@ -125,104 +127,100 @@ class Task:
         """Writes predictions for the --do_predict data under `output_dir`."""
         raise NotImplementedError
 
-    def export(self, model, export_dir, token_ids_only):
-        """Exports the trained model; returns the path written."""
+    def serving_module(self, model):
+        """The `tfbert.export` serving module of the trained `model`."""
         raise NotImplementedError
+
+    def export(self, model, export_dir, token_ids_only):
+        """Exports the trained model; returns the path written. By default a
+        TF Serving SavedModel of `serving_module` (only its token-id
+        signature with `token_ids_only`)."""
+        from tfbert.export import export_saved_model
+
+        return export_saved_model(self.serving_module(model), export_dir,
+                                  token_ids_only=token_ids_only)
+
+
+def define(fv, specs):
+    """Defines flags in the `FlagValues` `fv` from specs
+    `(kind, name, default, help)` (kind: string, bool, integer, float, list)
+    or `("enum", name, default, help, values)`."""
+    for kind, name, default, help_text, *values in specs:
+        define_fn = getattr(flags, f"DEFINE_{kind}")
+        define_fn(name, default, *values, help_text, flag_values=fv)
+
+
+# The shared flags, as `define` specs; a task changes their defaults with
+# `Task.defaults`.
+_SHARED_FLAGS = (
+    ("string", "init_checkpoint", "minilm-l6-h384-uncased",
+     "Preset name or checkpoint directory to start from."),
+    ("string", "vocab_file", None,
+     "vocab.txt to use instead of the checkpoint's (for checkpoints that "
+     "have none)."),
+    ("bool", "do_lower_case", True,
+     "Lower-case text; read only with --vocab_file."),
+    ("string", "model_dir", None, "Checkpoints, logs and results (required)."),
+    ("bool", "overwrite_model_dir", False,
+     "Start training afresh, deleting the training state already in "
+     "--model_dir."),
+    ("string", "export_dir", None,
+     "Export the trained model under this directory."),
+    ("bool", "export_best", True,
+     "Evaluate, predict and export with the weights that scored best on the "
+     "dev data during training (when there was dev data); otherwise the "
+     "last weights."),
+    ("bool", "do_train", False, "Train."),
+    ("bool", "do_eval", False, "Evaluate on the dev data."),
+    ("bool", "do_predict", False, "Write test-set predictions."),
+    ("bool", "export_token_ids_only", False,
+     "Export only the token-id signature (servers without tensorflow-text "
+     "ops)."),
+    ("integer", "max_seq_length", 128, "Longest packed input, in tokens."),
+    ("bool", "pad_to_max_length", False,
+     "Pad every batch to max_seq_length (fixed shapes for TPU/XLA) instead "
+     "of to its longest sequence."),
+    ("integer", "train_batch_size", 32, "Global training batch size."),
+    ("integer", "eval_batch_size", 64,
+     "Global evaluation/prediction batch size."),
+    ("float", "learning_rate", 5e-5, "Peak learning rate."),
+    ("float", "num_train_epochs", 3.0, "Training epochs (may be fractional)."),
+    ("float", "warmup_proportion", 0.1, "Fraction of steps of linear warmup."),
+    ("float", "weight_decay", 0.01, "AdamW weight decay."),
+    ("float", "adam_epsilon", 1e-6, "Adam epsilon."),
+    ("integer", "gradient_accumulation_steps", 1,
+     "Batches per optimizer update."),
+    ("float", "layerwise_lr_decay", None,
+     "Per-layer learning-rate decay factor (e.g. 0.9)."),
+    ("integer", "checkpoint_steps", None,
+     "Batches between checkpoints (default: one epoch)."),
+    ("enum", "mixed_precision", "none", "Mixed precision policy.",
+     ["none", "float16", "bfloat16"]),
+    ("enum", "distribution_strategy", "one_device", "tf.distribute strategy.",
+     ["one_device", "mirrored", "multi_worker_mirrored", "tpu"]),
+    ("string", "tpu", None,
+     "TPU address for --distribution_strategy=tpu (default: the local TPU "
+     "VM)."),
+    ("integer", "num_gpus", None,
+     "GPUs for --distribution_strategy=mirrored (default: all)."),
+    ("bool", "jit_compile", False, "XLA-compile the model's train step."),
+    ("integer", "steps_per_execution", 1, "Batches per tf.function call."),
+    ("integer", "seed", 42, "Seed for weights, dropout and shuffling."),
+    ("integer", "max_train_examples", 0,
+     "Train on the first N examples only (0 = all)."),
+    ("float", "classifier_dropout", 0.1,
+     "Dropout rate before the task's classification head."),
+)
 
 
 def define_flags(task_class, fv=FLAGS):
-    """Defines the shared flags with the task's defaults, then the task's
-    own."""
-    d = {"max_seq_length": 128, "train_batch_size": 32, "eval_batch_size": 64,
-         "learning_rate": 5e-5, "num_train_epochs": 3.0,
-         **task_class.defaults}
-    offered = task_class.optional_flags
-    flags.DEFINE_string("init_checkpoint", "minilm-l6-h384-uncased",
-                        "Preset name or checkpoint directory to start from.",
-                        flag_values=fv)
-    flags.DEFINE_string("vocab_file", None,
-                        "vocab.txt to use instead of the checkpoint's (for "
-                        "checkpoints that have none).", flag_values=fv)
-    flags.DEFINE_bool("do_lower_case", True,
-                      "Lower-case text; read only with --vocab_file.",
-                      flag_values=fv)
-    flags.DEFINE_string("model_dir", None,
-                        "Checkpoints, logs and results (required).",
-                        flag_values=fv)
-    flags.DEFINE_bool("overwrite_model_dir", False,
-                      "Start training afresh, deleting the training state "
-                      "already in --model_dir.", flag_values=fv)
-    flags.DEFINE_string("export_dir", None,
-                        "Export the trained model under this directory.",
-                        flag_values=fv)
-    flags.DEFINE_bool("export_best", True,
-                      "Evaluate, predict and export with the weights that "
-                      "scored best on the dev data during training (when "
-                      "there was dev data); otherwise the last weights.",
-                      flag_values=fv)
-    flags.DEFINE_bool("do_train", False, "Train.", flag_values=fv)
-    flags.DEFINE_bool("do_eval", False, "Evaluate on the dev data.",
-                      flag_values=fv)
-    if "do_predict" in offered:
-        flags.DEFINE_bool("do_predict", False, "Write test-set predictions.",
-                          flag_values=fv)
-    if "export_token_ids_only" in offered:
-        flags.DEFINE_bool("export_token_ids_only", False,
-                          "Export only the token-id signature (servers "
-                          "without tensorflow-text ops).", flag_values=fv)
-    flags.DEFINE_integer("max_seq_length", d["max_seq_length"],
-                         "Longest packed input, in tokens.", flag_values=fv)
-    if "pad_to_max_length" in offered:
-        flags.DEFINE_bool("pad_to_max_length", False,
-                          "Pad every batch to max_seq_length (fixed shapes "
-                          "for TPU/XLA) instead of to its longest sequence.",
-                          flag_values=fv)
-    flags.DEFINE_integer("train_batch_size", d["train_batch_size"],
-                         "Global training batch size.", flag_values=fv)
-    flags.DEFINE_integer("eval_batch_size", d["eval_batch_size"],
-                         "Global evaluation/prediction batch size.",
-                         flag_values=fv)
-    flags.DEFINE_float("learning_rate", d["learning_rate"],
-                       "Peak learning rate.", flag_values=fv)
-    flags.DEFINE_float("num_train_epochs", d["num_train_epochs"],
-                       "Training epochs (may be fractional).", flag_values=fv)
-    flags.DEFINE_float("warmup_proportion", 0.1,
-                       "Fraction of steps of linear warmup.", flag_values=fv)
-    flags.DEFINE_float("weight_decay", 0.01, "AdamW weight decay.",
-                       flag_values=fv)
-    flags.DEFINE_float("adam_epsilon", 1e-6, "Adam epsilon.", flag_values=fv)
-    flags.DEFINE_integer("gradient_accumulation_steps", 1,
-                         "Batches per optimizer update.", flag_values=fv)
-    flags.DEFINE_float("layerwise_lr_decay", None,
-                       "Per-layer learning-rate decay factor (e.g. 0.9).",
-                       flag_values=fv)
-    flags.DEFINE_integer("checkpoint_steps", None,
-                         "Batches between checkpoints (default: one epoch).",
-                         flag_values=fv)
-    flags.DEFINE_enum("mixed_precision", "none",
-                      ["none", "float16", "bfloat16"],
-                      "Mixed precision policy.", flag_values=fv)
-    flags.DEFINE_enum("distribution_strategy", "one_device",
-                      ["one_device", "mirrored", "multi_worker_mirrored",
-                       "tpu"], "tf.distribute strategy.", flag_values=fv)
-    flags.DEFINE_string("tpu", None,
-                        "TPU address for --distribution_strategy=tpu "
-                        "(default: the local TPU VM).",
-                        flag_values=fv)
-    flags.DEFINE_integer("num_gpus", None,
-                         "GPUs for --distribution_strategy=mirrored "
-                         "(default: all).", flag_values=fv)
-    flags.DEFINE_bool("jit_compile", False,
-                      "XLA-compile the model's train step.", flag_values=fv)
-    flags.DEFINE_integer("steps_per_execution", 1,
-                         "Batches per tf.function call.", flag_values=fv)
-    flags.DEFINE_integer("seed", 42,
-                         "Seed for weights, dropout and shuffling.",
-                         flag_values=fv)
-    if "max_train_examples" in offered:
-        flags.DEFINE_integer("max_train_examples", 0,
-                             "Train on the first N examples only (0 = all).",
-                             flag_values=fv)
+    """Defines the shared flags the task offers, with its defaults, then the
+    task's own."""
+    offered = [
+        (kind, name, task_class.defaults.get(name, default), *rest)
+        for kind, name, default, *rest in _SHARED_FLAGS
+        if name not in OPTIONAL_FLAGS or name in task_class.optional_flags]
+    define(fv, offered)
     task_class.define_flags(fv)
 
 
@@ -464,15 +462,16 @@ def report_error(error):
     print(f"{program}: error: {' '.join(message.split())}", file=sys.stderr)
 
 
-def main_program(define_flags_fn, body, user_errors=(ValueError, OSError),
-                 doc=None):
-    """Runs an absl program: defines its flags (all shown by --help, after
-    `doc`), then exits with `body()`'s status. The `user_errors` that `body`
-    raises are reported in one line, with exit status 2."""
+def main_program(specs, body, *, required=(), doc=None,
+                 user_errors=(ValueError, OSError)):
+    """Runs an absl program: defines its flags from `define` specs (all
+    shown by --help, after `doc`), checks the `required` ones, then exits
+    with `body()`'s status. The `user_errors` that `body` raises are
+    reported in one line, with exit status 2."""
     if doc:
         sys.modules["__main__"].__doc__ = doc
     before = set(FLAGS)
-    define_flags_fn()
+    specs() if callable(specs) else define(FLAGS, specs)
     for name in sorted(set(FLAGS) - before):
         FLAGS.register_key_flag_for_module(sys.argv[0], FLAGS[name])
 
@@ -483,6 +482,9 @@ def main_program(define_flags_fn, body, user_errors=(ValueError, OSError),
             # absl would log at INFO: TensorFlow's notices on every save.
             logging.set_verbosity(logging.WARNING)
         try:
+            for name in required:
+                if FLAGS[name].value is None:
+                    raise UserError(f"--{name} is required")
             status = body()
         except user_errors as error:
             report_error(error)

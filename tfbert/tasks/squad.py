@@ -103,44 +103,40 @@ def evaluate(examples, result, version_2):
     return metrics
 
 
+_SQUAD_FLAGS = (
+    ("enum", "version", "1.1",
+     "SQuAD version; 2.0 has unanswerable questions.",
+     ["1.1", "2.0"]),
+    ("string", "train_file", None, "SQuAD JSON to train on."),
+    ("string", "eval_file", None,
+     "SQuAD JSON with answers, scored by --do_eval and used to keep the "
+     "best model while training."),
+    ("string", "predict_file", None,
+     "SQuAD JSON to answer with --do_predict."),
+    ("integer", "doc_stride", 128,
+     "Tokens between the starts of context windows."),
+    ("integer", "max_query_length", 64,
+     "Questions are truncated to this many tokens."),
+    ("integer", "n_best_size", 20, "Entries per nbest list."),
+    ("integer", "max_answer_length", 30, "Longest answer, in tokens."),
+    ("float", "null_score_diff_threshold", 0.0,
+     "v2.0: answer \"\" when the null score minus the best span score "
+     "exceeds this (eval_results.json reports the best value as "
+     "best_f1_thresh)."),
+)
+
+
 class SquadTask(runner.Task):
     """Extractive question answering (start/end span labeling)."""
 
     name = "squad"
     defaults = {"max_seq_length": 384, "train_batch_size": 16,
                 "num_train_epochs": 2.0}
-    optional_flags = runner.OPTIONAL_FLAGS
     training_flags = ("version", "doc_stride", "max_query_length")
 
     @staticmethod
     def define_flags(fv):
-        flags.DEFINE_enum("version", "1.1", ["1.1", "2.0"],
-                          "SQuAD version; 2.0 has unanswerable questions.",
-                          flag_values=fv)
-        flags.DEFINE_string("train_file", None, "SQuAD JSON to train on.",
-                            flag_values=fv)
-        flags.DEFINE_string("eval_file", None,
-                            "SQuAD JSON with answers, scored by --do_eval and "
-                            "used to keep the best model while training.",
-                            flag_values=fv)
-        flags.DEFINE_string("predict_file", None,
-                            "SQuAD JSON to answer with --do_predict.",
-                            flag_values=fv)
-        flags.DEFINE_integer("doc_stride", 128,
-                             "Tokens between the starts of context windows.",
-                             flag_values=fv)
-        flags.DEFINE_integer("max_query_length", 64,
-                             "Questions are truncated to this many tokens.",
-                             flag_values=fv)
-        flags.DEFINE_integer("n_best_size", 20, "Entries per nbest list.",
-                             flag_values=fv)
-        flags.DEFINE_integer("max_answer_length", 30,
-                             "Longest answer, in tokens.", flag_values=fv)
-        flags.DEFINE_float("null_score_diff_threshold", 0.0,
-                           "v2.0: answer \"\" when the null score minus the "
-                           "best span score exceeds this (eval_results.json "
-                           "reports the best value as best_f1_thresh).",
-                           flag_values=fv)
+        runner.define(fv, _SQUAD_FLAGS)
 
     def minimum_seq_length(self):
         # [CLS] query [SEP] at least one context token [SEP]
@@ -249,19 +245,16 @@ class SquadTask(runner.Task):
         print(f"wrote {len(result.predictions)} answers to "
               f"{os.path.join(output_dir, 'predictions.json')}")
 
-    def export(self, model, export_dir, token_ids_only):
-        from tfbert.export import export_saved_model
+    def serving_module(self, model):
         from tfbert.export.squad_serving import SquadServingModule
 
         f = self.flags
-        module = SquadServingModule(
+        return SquadServingModule(
             model, self.tokenizer, max_seq_length=f.max_seq_length,
             doc_stride=f.doc_stride, max_query_length=f.max_query_length,
             max_answer_length=f.max_answer_length,
             version_2_with_negative=self.version_2,
             null_score_diff_threshold=f.null_score_diff_threshold)
-        return export_saved_model(module, export_dir,
-                                  token_ids_only=token_ids_only)
 
 
 def main():
