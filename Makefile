@@ -7,12 +7,15 @@ VENV := .venv
 PY := $(VENV)/bin/python
 STAMP := $(VENV)/.installed
 
-.PHONY: install demo test bench clean
+.PHONY: install demo test test-fast bench clean
 
+# TF Model Garden is the TF Hub format's reference in the tests; a normal
+# install of it would replace TensorFlow, so it goes in without dependencies.
 $(STAMP): setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
 	$(PY) -m pip install --quiet -e '.[test,pretrained]'
+	$(PY) -m pip install --quiet --no-deps 'tf-models-nightly==2.21.0.dev20260217'
 	touch $(STAMP)
 
 install: $(STAMP)
@@ -22,6 +25,10 @@ demo: $(STAMP)
 
 test: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q tests
+
+# The quick inner loop: everything but the slow end-to-end runs.
+test-fast: $(STAMP)
+	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -m "not slow" tests
 
 # The benchmarks, with the settings benchmarks/RESULTS.md reports, one line
 # per table in the order of RESULTS.md (hours on this 2-core CPU).
