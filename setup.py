@@ -50,6 +50,8 @@ setup(
                   "onnxruntime>=1.18"],
         "test": [
             "pytest>=8",
+            # The fuzz tests of the tokenizer and the raw-text export.
+            "hypothesis>=6.100",
             # The CPU wheel on this machine's disk; a bare "torch" would pull
             # a multi-GB CUDA build.
             "torch==2.13.0",

@@ -132,7 +132,10 @@ class BertPreprocessor(keras.layers.Layer):
         if self.pad_to_seq_length:
             width = self.seq_length
         else:
-            width = tf.maximum(tf.reduce_max(packed_length), 0)
+            # Never narrower than the special tokens, so an empty batch is
+            # [0, 1 + segments] and slicing [:, 0] (the pooler) stays valid.
+            width = tf.maximum(tf.reduce_max(packed_length),
+                               1 + len(segments))
         batch = tf.size(packed_length)
         position = tf.tile(tf.range(width)[tf.newaxis, :], [batch, 1])
         word_ids = tf.where(position == 0, self.tokenizer.cls_id,
