@@ -8,10 +8,11 @@ train, last 6 eval), then
   1. times feature conversion: tfbert (`convert_examples_to_features`) and
      HF's fast tokenizer with overflowing windows (what run_qa.py does);
   2. fine-tunes with `python -m tasks.squad` (subprocess, wall time);
-  3. fine-tunes HF `BertForQuestionAnswering` from the same checkpoint with a
-     short torch loop over the SAME features (tfbert's conversion), the same
-     hyperparameters (AdamW, linear warmup/decay, no decay on bias/LayerNorm)
-     and the same post-processing and metric code;
+  3. fine-tunes HF `BertForQuestionAnswering` from the same checkpoint with
+     the shared torch loop (`benchmarks.torch_reference`) over the SAME
+     features (tfbert's conversion), the same hyperparameters (AdamW, linear
+     warmup/decay, no decay on bias/LayerNorm) and the same post-processing
+     and metric code;
 and prints EM/F1, wall times and throughputs for both.
 """
 
