@@ -1,6 +1,7 @@
 """CoNLL-2003 NER: tfbert (softmax, CRF) vs an HF transformers reference.
 
-    nice -n 5 python -m benchmarks.ner --train_sentences=2500 --which=all
+    nice -n 5 python -m benchmarks.ner --train_sentences=3000 --epochs=2 \
+      --which=all
 
 Each run fine-tunes minilm-l6-h384-uncased on the first N sentences of
 conll2003/train.txt (`--epochs`, batch 32, lr 5e-5, 10% warmup,
@@ -8,8 +9,8 @@ max_seq_length 128) and evaluates on all of conll2003/valid.txt with the same wi
 stitching and conlleval metrics. tfbert runs are the real CLI
 (`python -m tasks.ner`) in a subprocess; the reference is
 `transformers.BertForTokenClassification` on the same checkpoint directory,
-trained by the short torch loop below (AdamW with the same decay exclusions,
-epsilon, schedule and clipping). Prints one JSON line per run.
+trained by `benchmarks.torch_reference` (AdamW with the same decay
+exclusions, epsilon, schedule and clipping). Prints one JSON line per run.
 
 `--controlled` (with `--which=tfbert` first, then `--which=hf`) removes every
 difference but the framework: tfbert trains in-process through

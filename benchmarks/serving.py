@@ -50,7 +50,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GLUE_DATA = os.path.join(REPO_ROOT, "..", "shared", "data", "glue")
 PRESET = "minilm-l6-h384-uncased"
 # The task CLI that trains and exports the classifier.
-GLUE_TASK_MODULE = "tfbert.tasks.glue"
+GLUE_TASK = "tfbert.tasks.glue"
 RUNTIMES = ("tfbert", "hf", "onnx")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt",
                    "special_tokens_map.json")
@@ -71,6 +71,9 @@ def define_flags():
     flags.DEFINE_integer("max_seq_length", 128,
                          "Truncation length (the export's max_seq_length).")
     flags.DEFINE_list("runtimes", list(RUNTIMES), "Runtimes to measure.")
+    flags.DEFINE_integer("threads", 0,
+                         "Intra-op threads of every runtime (TF also "
+                         "inter-op); 0 = each runtime's default.")
     flags.DEFINE_enum("worker", None, ("convert",) + RUNTIMES,
                       "Internal: run one stage in this process.")
     flags.DEFINE_float("started_at", None,
@@ -120,7 +123,7 @@ def _export(paths):
     if os.path.isdir(paths["export_root"]) and any(
             name.isdigit() for name in os.listdir(paths["export_root"])):
         return
-    command = [sys.executable, "-m", GLUE_TASK_MODULE, "--task=sst2",
+    command = [sys.executable, "-m", GLUE_TASK, "--task=sst2",
                f"--data_dir={GLUE_DATA}", f"--init_checkpoint={PRESET}",
                f"--model_dir={paths['model_dir']}",
                f"--export_dir={paths['export_root']}", "--do_train",
@@ -200,6 +203,9 @@ def _tfbert_runtime(paths):
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  registers the tokenizer ops
 
+    if FLAGS.threads:
+        tf.config.threading.set_intra_op_parallelism_threads(FLAGS.threads)
+        tf.config.threading.set_inter_op_parallelism_threads(FLAGS.threads)
     serve = tf.saved_model.load(
         _latest_version(paths["export_root"])).signatures["serving_default"]
 
@@ -214,6 +220,8 @@ def _hf_runtime(paths):
     import torch
     import transformers
 
+    if FLAGS.threads:
+        torch.set_num_threads(FLAGS.threads)
     tokenizer = transformers.AutoTokenizer.from_pretrained(paths["hf"])
     model = transformers.BertForSequenceClassification.from_pretrained(
         paths["hf"]).eval()
@@ -238,8 +246,10 @@ def _onnx_runtime(paths):
     tokenizer.enable_truncation(FLAGS.max_seq_length)
     tokenizer.enable_padding(pad_id=tokenizer.token_to_id("[PAD]"),
                              pad_token="[PAD]")
+    options = onnxruntime.SessionOptions()
+    options.intra_op_num_threads = FLAGS.threads
     session = onnxruntime.InferenceSession(
-        paths["onnx"], providers=["CPUExecutionProvider"])
+        paths["onnx"], options, providers=["CPUExecutionProvider"])
     with open(os.path.join(paths["hf"], "config.json")) as f:
         id2label = json.load(f)["id2label"]  # written by the conversion
 
@@ -293,20 +303,25 @@ def _runtime_worker(name, paths):
 
 # --- Parent: spawn, compare, print -----------------------------------------
 
-def _spawn(worker, sample_memory=True):
+def _spawn(worker):
+    """Runs `worker` in a fresh process; returns its stdout and its peak
+    private memory (MB)."""
     args = [sys.executable, "-m", "benchmarks.serving", f"--worker={worker}",
             f"--workdir={FLAGS.workdir}",
             f"--max_sentences={FLAGS.max_sentences}",
             f"--batch_size={FLAGS.batch_size}",
             f"--latency_sentences={FLAGS.latency_sentences}",
             f"--max_seq_length={FLAGS.max_seq_length}",
-            f"--started_at={time.time()}"]
+            f"--threads={FLAGS.threads}", f"--started_at={time.time()}"]
     returncode, stdout, stderr, private_mb = run_sampling_private_memory(
         args, period_s=0.05)
     if returncode:
         raise RuntimeError(f"worker {worker} failed:\n{stderr[-3000:]}")
-    if not sample_memory:
-        return None
+    return stdout, private_mb
+
+
+def _measure(runtime):
+    stdout, private_mb = _spawn(runtime)
     return {**json.loads(stdout.strip().splitlines()[-1]),
             "peak_private_mb": private_mb}
 
@@ -317,7 +332,8 @@ def _ratio(value, reference):
 
 def _table(results, gold):
     hf = results["hf"]
-    rows = ["| runtime | sentences/s, batch 32 | p50 ms, batch 1 | "
+    rows = [f"| runtime | sentences/s, batch {FLAGS.batch_size} | "
+            "p50 ms, batch 1 | "
             "p99 ms, batch 1 | cold start s | peak RSS MB | peak private MB | "
             "size MB | dev accuracy | labels = HF | max abs prob diff vs HF |",
             "| --- | ---: | ---: | ---: | ---: | ---: | ---: | ---: | ---: | "
@@ -330,8 +346,10 @@ def _table(results, gold):
             f" | {_ratio(r['p50_ms'], hf['p50_ms'])} | {r['p99_ms']:.1f} | "
             f"{_ratio(r['cold_start_s'], hf['cold_start_s'])} | "
             f"{r['peak_rss_mb']:,.0f} | {r['peak_private_mb']:,.0f} | "
-            f"{r['size_mb']:,.1f} | {np.mean(np.equal(r['class_ids'], gold)):.4f} | "
-            f"{np.mean(np.equal(r['class_ids'], hf['class_ids'])):.4f} | {diff:.1e} |")
+            f"{r['size_mb']:,.1f} | "
+            f"{np.mean(np.equal(r['class_ids'], gold)):.4f} | "
+            f"{np.mean(np.equal(r['class_ids'], hf['class_ids'])):.4f} | "
+            f"{diff:.1e} |")
     return "\n".join(rows)
 
 
@@ -344,15 +362,17 @@ def main(argv):
     if FLAGS.worker:
         _runtime_worker(FLAGS.worker, paths)
         return
+    if "hf" not in FLAGS.runtimes:
+        raise app.UsageError("--runtimes needs hf: the ratios are against it")
     os.makedirs(FLAGS.workdir, exist_ok=True)
     _export(paths)
     if not os.path.exists(paths["onnx"]):
-        _spawn("convert", sample_memory=False)
+        _spawn("convert")
     _, gold = read_dev(FLAGS.max_sentences)
     results = {}
     loads = [os.getloadavg()]
     for name in FLAGS.runtimes:
-        results[name] = _spawn(name)
+        results[name] = _measure(name)
         loads.append(os.getloadavg())
         print(f"{name}: {results[name]['sentences_per_s']:.1f} sentences/s, "
               f"p50 {results[name]['p50_ms']:.1f} ms", flush=True)

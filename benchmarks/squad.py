@@ -8,10 +8,11 @@ train, last 6 eval), then
   1. times feature conversion: tfbert (`convert_examples_to_features`) and
      HF's fast tokenizer with overflowing windows (what run_qa.py does);
   2. fine-tunes with `python -m tasks.squad` (subprocess, wall time);
-  3. fine-tunes HF `BertForQuestionAnswering` from the same checkpoint with a
-     short torch loop over the SAME features (tfbert's conversion), the same
-     hyperparameters (AdamW, linear warmup/decay, no decay on bias/LayerNorm)
-     and the same post-processing and metric code;
+  3. fine-tunes HF `BertForQuestionAnswering` from the same checkpoint with
+     the shared torch loop (`benchmarks.torch_reference`) over the SAME
+     features (tfbert's conversion), the same hyperparameters (AdamW, linear
+     warmup/decay, no decay on bias/LayerNorm) and the same post-processing
+     and metric code;
 and prints EM/F1, wall times and throughputs for both.
 """
 
@@ -186,17 +187,22 @@ def run_torch(args, train_features, eval_examples, eval_features):
     return squad_v1_metrics(eval_examples, result.predictions), train_time, wall, steps
 
 
-def define_flags():
-    flags.DEFINE_string("out", "runs/squad_bench", "Output directory.")
+def define_run_flags():
+    """The checkpoint, data and optimizer flags both SQuAD benchmarks take."""
     flags.DEFINE_string("checkpoint", "minilm-l6-h384-uncased",
                         "Preset or checkpoint directory.")
+    flags.DEFINE_integer("max_train_examples", 2000,
+                         "First N training questions.")
     flags.DEFINE_integer("max_seq_length", 256, "Tokens per feature.")
     flags.DEFINE_integer("doc_stride", 128, "Stride between context windows.")
     flags.DEFINE_integer("batch_size", 16, "Training batch size.")
     flags.DEFINE_float("learning_rate", 1e-4, "Peak learning rate.")
+
+
+def define_flags():
+    define_run_flags()
+    flags.DEFINE_string("out", "runs/squad_bench", "Output directory.")
     flags.DEFINE_float("epochs", 1.0, "Training epochs.")
-    flags.DEFINE_integer("max_train_examples", 2000,
-                         "First N training questions.")
     flags.DEFINE_integer("seed", 42, "Seed.")
     flags.DEFINE_float("clip_norm", 0.0,
                        "Global gradient-norm clip of the torch loop (tfbert "

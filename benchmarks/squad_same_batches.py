@@ -29,7 +29,8 @@ import time
 import numpy as np
 from absl import app, flags
 
-from benchmarks.squad import split_by_article, squad_task
+from benchmarks import squad as squad_benchmark
+from benchmarks.squad import define_run_flags, split_by_article, squad_task
 
 FLAGS = flags.FLAGS
 
@@ -124,11 +125,12 @@ def run_torch(args, features, eval_features, head_path):
 
 
 def define_flags():
+    define_run_flags()
+    # --help lists the shared flags too.
+    flags.adopt_module_key_flags(squad_benchmark)
     flags.DEFINE_enum("framework", None, ["tfbert", "torch"],
                       "Which side to train (tfbert first: it saves the head).")
     flags.DEFINE_string("out", "runs/squad_same_batches", "Output directory.")
-    flags.DEFINE_string("checkpoint", "minilm-l6-h384-uncased",
-                        "Preset or checkpoint directory.")
     flags.DEFINE_float("dropout", 0.1,
                        "Hidden-state dropout (embeddings, attention output, "
                        "FFN output).")
@@ -140,12 +142,6 @@ def define_flags():
                       "Both frameworks draw the same dropout masks "
                       "(benchmarks/shared_dropout.py).")
     flags.DEFINE_integer("order_seed", 42, "Seed of the one batch order.")
-    flags.DEFINE_integer("max_train_examples", 2000,
-                         "First N training questions.")
-    flags.DEFINE_integer("max_seq_length", 256, "Tokens per feature.")
-    flags.DEFINE_integer("doc_stride", 128, "Stride between context windows.")
-    flags.DEFINE_integer("batch_size", 16, "Training batch size.")
-    flags.DEFINE_float("learning_rate", 1e-4, "Peak learning rate.")
 
 
 def main(argv):

@@ -11,9 +11,10 @@ Part 1 (`--parts=throughput`): the same MiniLM checkpoint
 decay 0.01, global-norm clipping 1.0 in both). `warmup_steps` steps are run
 first and not timed (tracing, XLA compilation, allocator growth), then
 `steps` steps are timed (Keras: inside the same `fit` call, by step-end
-callbacks; torch: a plain loop). `keras_hub*` settings train keras-hub's
-`BertTextClassifier` in the MiniLM shape (random weights, stock Keras AdamW),
-the TensorFlow implementation the issue's 1.2x target was set against.
+callbacks; torch: `benchmarks.torch_reference.training_step` in a loop).
+`keras_hub*` settings train keras-hub's `BertTextClassifier` in the MiniLM
+shape (random weights, stock Keras AdamW), the TensorFlow implementation the
+issue's 1.2x target was set against.
 Every framework/setting runs in its own subprocess so its peak resident
 memory (VmHWM) is its own, also reported above the RSS right after the
 framework's imports; the settings are run `--rounds` times interleaved
