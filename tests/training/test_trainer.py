@@ -143,7 +143,8 @@ def test_best_weights_hold_inference_weights_only(tmp_path):
 
 
 def test_dev_metrics_go_to_tensorboard(tmp_path):
-    scores = iter([{"accuracy": 0.25, "f1": 0.5}, {"accuracy": 0.75, "f1": 0.0}])
+    scores = iter([{"accuracy": np.float32(0.25), "f1": 0.5},
+                   {"accuracy": tf.constant(0.75), "f1": 0.0}])
     _fit(_tiny_classifier(), tmp_path, epochs=2, evaluate_fn=lambda: next(scores))
     logged = {}
     for event_file in tf.io.gfile.glob(str(tmp_path / "logs" / "dev" / "*")):
@@ -216,3 +217,12 @@ def test_seed_alone_sets_the_dropout_streams(tmp_path):
     _assert_same_weights(first, second, rtol=0, atol=0)
     assert any(not np.array_equal(np.asarray(a), np.asarray(b))
                for a, b in zip(first.weights, third.weights))
+
+
+@pytest.mark.parametrize("field, value", [
+    ("num_train_epochs", 0), ("learning_rate", -1e-5),
+    ("gradient_accumulation_steps", 0), ("steps_per_execution", 0),
+    ("checkpoint_steps", 0), ("warmup_proportion", 1.5)])
+def test_config_refuses_values_that_cannot_train(tmp_path, field, value):
+    with pytest.raises(ValueError, match=f"--{field} must be"):
+        TrainingConfig(model_dir=str(tmp_path), **{field: value})
