@@ -15,7 +15,8 @@ import tensorflow as tf
 
 from tfbert import BertConfig, BertEncoder
 from tfbert.models import BertClassifier
-from tfbert.training import TrainingConfig, restore_best_weights, train
+from tfbert.training import (
+    TrainingConfig, restore_best_weights, set_mixed_precision, train)
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "train_tiny.py")
@@ -69,6 +70,12 @@ def test_killed_run_resumes_to_bitwise_identical_weights(tmp_path):
         np.testing.assert_array_equal(got, want)
 
 
+@pytest.fixture
+def policy():
+    yield set_mixed_precision
+    keras.mixed_precision.set_global_policy("float32")
+
+
 def _tiny_classifier(vocab_size=64, dropout=0.0, seed=1):
     keras.utils.set_random_seed(seed)
     return BertClassifier(BertEncoder(BertConfig(
@@ -89,7 +96,7 @@ def _fit(model, model_dir, batch_size=8, epochs=1, **kwargs):
     dataset = tf.data.Dataset.from_tensor_slices(
         (features, labels)).batch(batch_size)
     train_kwargs = {name: kwargs.pop(name) for name in
-                    ("evaluate_fn", "best_metric") if name in kwargs}
+                    ("evaluate_fn", "best_metric", "callbacks") if name in kwargs}
     config = TrainingConfig(model_dir=str(model_dir), num_train_epochs=epochs,
                             learning_rate=1e-3, warmup_proportion=0.25,
                             verbose=0, **kwargs)
@@ -226,3 +233,37 @@ def test_seed_alone_sets_the_dropout_streams(tmp_path):
 def test_config_refuses_values_that_cannot_train(tmp_path, field, value):
     with pytest.raises(ValueError, match=f"--{field} must be"):
         TrainingConfig(model_dir=str(tmp_path), **{field: value})
+
+
+class _Crash(keras.callbacks.Callback):
+    """Stops the process's training one batch after the first checkpoint,
+    as a crash would (that batch's progress is lost)."""
+
+    batches = 0
+
+    def on_train_batch_end(self, batch, logs=None):
+        self.batches += 1
+        if self.batches == 4:  # The first checkpoint is after batch 3.
+            raise KeyboardInterrupt
+
+
+@pytest.mark.parametrize("precision, config", [
+    ("float16", {}),
+    # A checkpoint in the middle of an accumulation.
+    ("none", {"gradient_accumulation_steps": 2})])
+def test_resume_restores_all_optimizer_state(tmp_path, policy, precision,
+                                             config):
+    """In-process twin of the kill -9 test, for state only some
+    configurations have: the loss scale and its counters, the inner
+    optimizer's step and moments, the gradient accumulators."""
+    policy(precision)
+    straight = _tiny_classifier(dropout=0.1)
+    _fit(straight, tmp_path / "straight", epochs=2, checkpoint_steps=3,
+         **config)
+    crashed = _tiny_classifier(dropout=0.1)
+    with pytest.raises(KeyboardInterrupt):
+        _fit(crashed, tmp_path / "resumed", epochs=2, checkpoint_steps=3,
+             callbacks=[_Crash()], **config)
+    resumed = _tiny_classifier(dropout=0.1)
+    _fit(resumed, tmp_path / "resumed", epochs=2, checkpoint_steps=3, **config)
+    _assert_same_weights(resumed, straight, rtol=0, atol=0)
