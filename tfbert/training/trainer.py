@@ -11,15 +11,21 @@ Guarantees (each has a regression test in tests/training and tests/utils):
 
 - Exact resume: a run killed at any point (even `kill -9`) and restarted with
   the same arguments ends with bitwise the same weights as an uninterrupted
-  run. This holds because everything the trajectory depends on is either
-  checkpointed (weights, optimizer state, dropout `SeedGenerator` states,
-  batches consumed) or a function of the arguments (the data order, for a
-  `train_dataset` shuffled with a fixed seed).
-- Atomic writes: checkpoints (TensorFlow writes the index last),
-  `best.weights.h5` and `best_metrics.json` (temp file + fsync + rename,
-  `tfbert.utils.atomic`) are never seen half-written; a full or read-only
-  disk gives an `OSError` naming the file. `best.weights.h5` holds the
-  inference weights only (no optimizer slots).
+  run (tested on CPU; on GPU, only as far as its kernels are deterministic).
+  This holds because everything the trajectory depends on is either
+  checkpointed (weights; every optimizer variable: step, moments, gradient
+  accumulators, loss scale; dropout `SeedGenerator` states; batches
+  consumed) or a function of the arguments (the data order, for a
+  `train_dataset` shuffled with a fixed seed; dropout seeds, from
+  `TrainingConfig.seed`).
+- Atomic writes: a checkpoint counts only once complete (TensorFlow
+  replaces the `checkpoints/checkpoint` state file after writing the data);
+  `best.weights.h5` and `best_metrics.json` are replaced whole (temp file +
+  fsync + rename, `tfbert.utils.atomic`), weights first, never seen
+  half-written; a full or read-only disk gives an `OSError` naming the file.
+  `best.weights.h5` holds the inference weights only (no optimizer slots);
+  `restore_best_weights` loads it. A damaged `best_metrics.json` stops the
+  run before training, naming the file.
 - Fingerprinted model dirs (`tfbert.training.run_state.check_fingerprint`):
   a model dir resumes only a run with the same flags and data; anything else
   is refused, naming what changed.
