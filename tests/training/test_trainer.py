@@ -254,8 +254,8 @@ class _Crash(keras.callbacks.Callback):
 def test_resume_restores_all_optimizer_state(tmp_path, policy, precision,
                                              config):
     """In-process twin of the kill -9 test, for state only some
-    configurations have: the loss scale and its counters, the inner
-    optimizer's step and moments, the gradient accumulators."""
+    configurations have: a `LossScaleOptimizer` around the optimizer, the
+    gradient accumulators."""
     policy(precision)
     straight = _tiny_classifier(dropout=0.1)
     _fit(straight, tmp_path / "straight", epochs=2, checkpoint_steps=3,

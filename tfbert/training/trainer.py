@@ -245,11 +245,9 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
         progress = tf.Variable(0, dtype=tf.int64, trainable=False)
         random_state = _random_state(model)
         _reseed(random_state, config.seed)
-    # `optimizer.variables` explicitly: tracking through the optimizer
-    # object misses a `LossScaleOptimizer`'s inner step counter and moments
-    # and its loss scale.
+    # Under float16, `optimizer` is the inner optimizer and the model tracks
+    # its `LossScaleOptimizer` (loss scale and its counter).
     checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer,
-                                     optimizer_variables=optimizer.variables,
                                      progress=progress,
                                      random_state=random_state)
     checkpoint_dir = os.path.join(output_dir, "checkpoints")
