@@ -184,6 +184,7 @@ def test_checkpoint_steps_sets_the_checkpoint_interval(tmp_path):
         assert batches == 2 * number
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("option", [{"steps_per_execution": 2},
                                     {"jit_compile": True}])
 def test_steps_per_execution_and_jit_compile_train_the_same(tmp_path, option):
@@ -210,6 +211,7 @@ def test_gradient_accumulation_equals_the_large_batch(tmp_path):
     assert float(accumulated.optimizer.learning_rate) == 0.0
 
 
+@pytest.mark.slow
 def test_seed_alone_sets_the_dropout_streams(tmp_path):
     first = _tiny_classifier(dropout=0.3)
     # Built under another global seed: other initial dropout seeds (the
@@ -247,6 +249,7 @@ class _Crash(keras.callbacks.Callback):
             raise KeyboardInterrupt
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("precision, config", [
     ("float16", {}),
     # A checkpoint in the middle of an accumulation.
