@@ -55,7 +55,7 @@ def test_changed_run_is_refused_naming_each_change(tmp_path):
     assert "\n" not in message
     assert "learning_rate: 2e-05 -> 3e-05" in message
     assert 'train_file: {"sha256": "aa", "size": 3} -> ' in message
-    assert "seed: " in message and "epochs" not in message
+    assert "seed: <unset> -> 1" in message and "epochs" not in message
     assert "--overwrite_model_dir" in message and "--model_dir" in message
 
 
@@ -121,3 +121,13 @@ def test_lock_is_released_when_the_block_raises(tmp_path):
         with pytest.raises(ModelDirLockedError):
             with ModelDirLock(tmp_path):
                 pass
+
+
+def test_a_dir_with_checkpoints_but_no_fingerprint_is_refused(tmp_path):
+    (tmp_path / "checkpoints").mkdir()
+    (tmp_path / "export").mkdir()
+    with pytest.raises(ModelDirMismatchError,
+                       match="holds checkpoints of a run without"):
+        check_fingerprint(tmp_path, {"seed": 1})
+    clear_training_state(tmp_path)
+    check_fingerprint(tmp_path, {"seed": 1})

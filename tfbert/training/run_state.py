@@ -17,13 +17,15 @@ import logging
 import os
 import shutil
 
+from tfbert.training.best_model import BEST_METRICS, BEST_WEIGHTS
 from tfbert.utils import write_json_atomic
 
 FINGERPRINT = "run_fingerprint.json"
 LOCK = ".lock"
 # Everything a training run writes into its model dir (and nothing else).
-TRAINING_STATE = ("checkpoints", "best.weights.h5", "best_metrics.json",
-                  "logs", "worker_tmp", FINGERPRINT)
+TRAINING_STATE = ("checkpoints", BEST_WEIGHTS, BEST_METRICS, "logs",
+                  "worker_tmp", FINGERPRINT)
+_UNSET = "<unset>"
 
 _CHUNK = 1 << 20
 
@@ -79,6 +81,7 @@ def check_fingerprint(model_dir, fingerprint):
     fingerprint = json.loads(json.dumps(fingerprint))  # as it reads back
     path = os.path.join(model_dir, FINGERPRINT)
     if not os.path.exists(path):
+        _refuse_unknown_run(model_dir)
         os.makedirs(model_dir, exist_ok=True)
         write_json_atomic(path, fingerprint)
         return
@@ -91,17 +94,33 @@ def check_fingerprint(model_dir, fingerprint):
                 "--overwrite_model_dir to start over") from None
     if recorded == fingerprint:
         return
-    changes = [f"{key}: {_short(recorded.get(key, '<unset>'))} -> "
-               f"{_short(fingerprint.get(key, '<unset>'))}"
-               for key in sorted(set(recorded) | set(fingerprint))
-               if recorded.get(key, '<unset>') != fingerprint.get(key, '<unset>')]
+    changes = []
+    for key in sorted(set(recorded) | set(fingerprint)):
+        old, new = recorded.get(key, _UNSET), fingerprint.get(key, _UNSET)
+        if old != new:
+            changes.append(f"{key}: {_short(old)} -> {_short(new)}")
     raise ModelDirMismatchError(
         f"{model_dir} holds a run with other settings ({'; '.join(changes)}); "
         "pass --overwrite_model_dir to start over there, or use a new "
         "--model_dir")
 
 
+def _refuse_unknown_run(model_dir):
+    """Refuses a model dir with training state but no fingerprint (written
+    by an older tfbert, or by hand): what it holds cannot be checked."""
+    found = [name for name in TRAINING_STATE
+             if os.path.lexists(os.path.join(model_dir, name))]
+    if found:
+        raise ModelDirMismatchError(
+            f"{model_dir} holds {', '.join(found)} of a run without "
+            f"{FINGERPRINT}, which cannot be checked against this one; pass "
+            "--overwrite_model_dir to start over there, or use a new "
+            "--model_dir")
+
+
 def _short(value, limit=80):
+    if value is _UNSET:
+        return value
     text = json.dumps(value, sort_keys=True)
     return text if len(text) <= limit else text[:limit - 3] + "..."
 

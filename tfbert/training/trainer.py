@@ -11,15 +11,21 @@ Guarantees (each has a regression test in tests/training and tests/utils):
 
 - Exact resume: a run killed at any point (even `kill -9`) and restarted with
   the same arguments ends with bitwise the same weights as an uninterrupted
-  run. This holds because everything the trajectory depends on is either
-  checkpointed (weights, optimizer state, dropout `SeedGenerator` states,
-  batches consumed) or a function of the arguments (the data order, for a
-  `train_dataset` shuffled with a fixed seed).
-- Atomic writes: checkpoints (TensorFlow writes the index last),
-  `best.weights.h5` and `best_metrics.json` (temp file + fsync + rename,
-  `tfbert.utils.atomic`) are never seen half-written; a full or read-only
-  disk gives an `OSError` naming the file. `best.weights.h5` holds the
-  inference weights only (no optimizer slots).
+  run (tested on CPU; on GPU, only as far as its kernels are deterministic).
+  This holds because everything the trajectory depends on is either
+  checkpointed (weights; every optimizer variable: step, moments, gradient
+  accumulators, loss scale; dropout `SeedGenerator` states; batches
+  consumed) or a function of the arguments (the data order, for a
+  `train_dataset` shuffled with a fixed seed; dropout seeds, from
+  `TrainingConfig.seed`).
+- Atomic writes: a checkpoint counts only once complete (TensorFlow
+  replaces the `checkpoints/checkpoint` state file after writing the data);
+  `best.weights.h5` and `best_metrics.json` are replaced whole (temp file +
+  fsync + rename, `tfbert.utils.atomic`), weights first, never seen
+  half-written; a full or read-only disk gives an `OSError` naming the file.
+  `best.weights.h5` holds the inference weights only (no optimizer slots);
+  `restore_best_weights` loads it. A damaged `best_metrics.json` stops the
+  run before training, naming the file.
 - Fingerprinted model dirs (`tfbert.training.run_state.check_fingerprint`):
   a model dir resumes only a run with the same flags and data; anything else
   is refused, naming what changed.
@@ -91,6 +97,21 @@ class TrainingConfig:
     seed: int = 42
     verbose: str | int = "auto"
 
+    def __post_init__(self):
+        # Field names are the flags' names: the message names the flag.
+        positive = {"num_train_epochs": self.num_train_epochs,
+                    "learning_rate": self.learning_rate,
+                    "gradient_accumulation_steps": self.gradient_accumulation_steps,
+                    "steps_per_execution": self.steps_per_execution}
+        if self.checkpoint_steps is not None:
+            positive["checkpoint_steps"] = self.checkpoint_steps
+        for name, value in positive.items():
+            if not value > 0:
+                raise ValueError(f"--{name} must be > 0, got {value}")
+        if not 0 <= self.warmup_proportion <= 1:
+            raise ValueError("--warmup_proportion must be in [0, 1], got "
+                             f"{self.warmup_proportion}")
+
 
 def is_chief(strategy):
     """Whether this process writes checkpoints and results (always, except on
@@ -139,7 +160,9 @@ class _ChunkCheckpoint(keras.callbacks.Callback):
             self._writer.close()
 
     def _evaluate(self, chunks_done):
-        metrics = self.evaluate_fn()
+        # NumPy and TensorFlow scalars become Python numbers (for JSON).
+        metrics = {name: np.asarray(value).item() if np.ndim(value) == 0
+                   else value for name, value in self.evaluate_fn().items()}
         print(f"eval after epoch {chunks_done // self.chunks_per_epoch}: "
               + json.dumps(metrics, sort_keys=True))
         self._log(metrics, step=chunks_done * self.chunk)
@@ -159,7 +182,7 @@ class _ChunkCheckpoint(keras.callbacks.Callback):
                 os.path.join(self.output_dir, "logs", "dev"))
         with self._writer.as_default(step=step):
             for name, value in metrics.items():
-                if np.ndim(value) == 0 and isinstance(value, (int, float, np.number)):
+                if isinstance(value, (int, float)):
                     tf.summary.scalar(f"dev/{name}", float(value))
         self._writer.flush()
 
@@ -190,9 +213,6 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
     """
     strategy = strategy or tf.distribute.get_strategy()
     accumulation = config.gradient_accumulation_steps
-    if accumulation < 1:
-        raise ValueError("gradient_accumulation_steps must be >= 1, got "
-                         f"{accumulation}")
     chunk = config.checkpoint_steps or steps_per_epoch
     total_batches = max(1, math.ceil(config.num_train_epochs * steps_per_epoch))
     num_chunks = math.ceil(total_batches / chunk)
@@ -225,6 +245,8 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
         progress = tf.Variable(0, dtype=tf.int64, trainable=False)
         random_state = _random_state(model)
         _reseed(random_state, config.seed)
+    # Under float16, `optimizer` is the inner optimizer and the model tracks
+    # its `LossScaleOptimizer` (loss scale and its counter).
     checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer,
                                      progress=progress,
                                      random_state=random_state)
