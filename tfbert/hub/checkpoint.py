@@ -84,6 +84,9 @@ def _asset_path(loaded, attribute):
 def _named_values(loaded, directory):
     """{name without ':0': numpy value} of the float variables of the encoder
     (and of its `mlm` sub-object when there is one)."""
+    if not hasattr(loaded, "variables"):
+        raise ValueError(f"{directory}: not a reusable SavedModel (the root "
+                         "has no `variables` list), so not a TF Hub encoder")
     variables = list(loaded.variables)
     if hasattr(loaded, "mlm"):
         variables += list(loaded.mlm.variables)
