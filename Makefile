@@ -12,7 +12,11 @@ STAMP := $(VENV)/.installed
 $(STAMP): setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,pretrained]'
+	$(PY) -m pip install --quiet -e '.[test,pretrained,hub]'
+	# TF Model Garden: the TF Hub tests' independent producer and consumer.
+	# --no-deps: its requirements would replace TensorFlow.
+	$(PY) -m pip install --quiet --no-deps tf-models-nightly==2.21.0.dev20260217
+	$(PY) -m pip install --quiet gin-config scipy pyyaml
 	touch $(STAMP)
 
 install: $(STAMP)

