@@ -135,3 +135,36 @@ def test_not_a_reusable_saved_model(tmp_path):
     tf.saved_model.save(module, str(tmp_path / "model"))
     with pytest.raises(ValueError, match="no `variables` list"):
         BertEncoder.from_pretrained(tmp_path / "model")
+
+
+def test_from_pretrained_resolves_a_hub_handle(model_garden_hub, tmp_path,
+                                               monkeypatch, inputs):
+    """A handle URL goes through tensorflow_hub's own resolver: here a
+    local HTTP server serving the SavedModel as a .tar.gz, the way tfhub.dev
+    and Kaggle serve compressed models."""
+    import functools
+    import http.server
+    import tarfile
+    import threading
+
+    directory = model_garden_hub["encoder"]
+    with tarfile.open(tmp_path / "encoder.tar.gz", "w:gz") as archive:
+        for path in sorted(directory.rglob("*")):
+            archive.add(path, arcname=str(path.relative_to(directory)),
+                        recursive=False)
+    server = http.server.ThreadingHTTPServer(
+        ("127.0.0.1", 0), functools.partial(
+            http.server.SimpleHTTPRequestHandler, directory=str(tmp_path)))
+    threading.Thread(target=server.serve_forever, daemon=True).start()
+    monkeypatch.setenv("TFHUB_CACHE_DIR", str(tmp_path / "cache"))
+    handle = f"http://127.0.0.1:{server.server_address[1]}/encoder.tar.gz"
+    try:
+        encoder = BertEncoder.from_pretrained(handle)
+        tokenizer = BertTokenizer.from_pretrained(handle)
+    finally:
+        server.shutdown()
+    np.testing.assert_array_equal(
+        encoder(inputs)["pooled_output"],
+        BertEncoder.from_pretrained(directory)(inputs)["pooled_output"])
+    assert tokenizer.lowercase and tokenizer.vocab_size == 30522
+    assert (tmp_path / "cache").is_dir()

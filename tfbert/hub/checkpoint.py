@@ -61,6 +61,24 @@ _MODEL_GARDEN_LAYER_NAMES = {
 _LAYER = re.compile(r"(?:^|/)transformer/layer_(\d+)/(.+)/(kernel|bias|gamma|beta)$")
 
 
+def is_hub_handle(name):
+    """True for a TF Hub handle (an http(s):// or gs:// URL, e.g. a tfhub.dev
+    or Kaggle Models address) rather than a local path or preset name."""
+    return isinstance(name, str) and name.startswith(
+        ("https://", "http://", "gs://"))
+
+
+def resolve_handle(handle):
+    """The local SavedModel directory of a TF Hub handle: downloaded once by
+    `tensorflow_hub` into its cache (TFHUB_CACHE_DIR)."""
+    try:
+        import tensorflow_hub as hub
+    except ImportError as e:
+        raise ImportError(f"{handle}: reading a TF Hub handle needs "
+                          "tensorflow-hub: pip install 'tfbert[hub]'") from e
+    return hub.resolve(handle)
+
+
 def is_hub_saved_model(directory):
     """True if `directory` holds a SavedModel (saved_model.pb + variables/)."""
     return (os.path.isfile(os.path.join(directory, "saved_model.pb"))
