@@ -7,7 +7,7 @@ import unicodedata
 import numpy as np
 import pytest
 import tensorflow as tf
-import tensorflow_text  # noqa: F401  (Model Garden's preprocessor ops)
+import tensorflow_text  # noqa: F401  (registers Model Garden's preprocessor ops)
 
 from tfbert import BertEncoder, BertPreprocessor, BertTokenizer
 from tfbert.checkpoints import load_pretrainer, read_checkpoint

@@ -26,7 +26,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfbert.config import BertConfig
-from tfbert.hub.encoder import CONFIG_ASSET
+from tfbert.hub.encoder import CONFIG_ATTRIBUTE
 
 # Model Garden name (after any outer scope, without ":0") -> canonical name.
 # "{i}" is the layer index.
@@ -234,7 +234,7 @@ def read_hub_checkpoint(directory):
     directory = os.fspath(directory)
     loaded = _load(directory)
     values = _named_values(loaded, directory)
-    config_path = _asset_path(loaded, "tfbert_config_file")
+    config_path = _asset_path(loaded, CONFIG_ATTRIBUTE)
     if config_path is not None:
         config = BertConfig.from_json_file(config_path)
         paths = _tfbert_names(config)
@@ -248,13 +248,11 @@ def read_hub_checkpoint(directory):
         named = _map_names(values, to_canonical, directory)
     else:
         named = _map_names(values, _model_garden_name, directory)
-        config = None
+        config = _infer_config(named, directory)
     weights = {
         canonical: np.asarray(_to_canonical_layout(
             canonical, value, directory, name), np.float32)
         for canonical, (name, value) in named.items()}
-    if config is None:
-        config = _infer_config(named, directory)
     return (config, weights) + _tokenizer_settings(loaded)
 
 

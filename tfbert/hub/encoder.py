@@ -32,6 +32,8 @@ import tensorflow as tf
 from tfbert.models.bert_encoder import INPUT_NAMES
 
 CONFIG_ASSET = "tfbert_config.json"
+# The root attribute holding that asset.
+CONFIG_ATTRIBUTE = "tfbert_config_file"
 
 
 def _tf_variables(variables):
@@ -133,7 +135,7 @@ def export_encoder(encoder, tokenizer, export_dir, pretrainer=None):
         encoder.config.to_json_file(os.path.join(assets, CONFIG_ASSET))
         root.vocab_file = tf.saved_model.Asset(
             os.path.join(assets, "vocab.txt"))
-        root.tfbert_config_file = tf.saved_model.Asset(
-            os.path.join(assets, CONFIG_ASSET))
+        setattr(root, CONFIG_ATTRIBUTE, tf.saved_model.Asset(
+            os.path.join(assets, CONFIG_ASSET)))
         tf.saved_model.save(root, export_dir)
     return export_dir
