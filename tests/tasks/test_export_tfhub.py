@@ -69,6 +69,8 @@ def test_cli_exports_encoder_with_mlm_and_preprocessor(pretraining_checkpoint,
     ([], "give --encoder_export_dir, --preprocessor_export_dir or both"),
     (["--preprocessor_export_dir={tmp}", "--seq_length=1"],
      "--seq_length=1: must be >= 2"),
+    (["--encoder_export_dir={tmp}"],
+     "--encoder_export_dir: .* exists and is not empty"),
 ])
 def test_cli_errors_are_one_line(tiny_checkpoint, tmp_path, args, message):
     (tmp_path / "file").write_text("x")
