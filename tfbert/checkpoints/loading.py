@@ -61,6 +61,11 @@ def _check_vocabulary(checkpoint):
 def read_checkpoint(name_or_path):
     """Reads a preset name or checkpoint directory into a `Checkpoint`."""
     name_or_path = os.fspath(name_or_path)
+    # Imported here: tfbert.hub pulls in the models and tfbert.export.
+    from tfbert.hub import checkpoint as hub_checkpoint
+
+    if hub_checkpoint.is_hub_handle(name_or_path):
+        name_or_path = hub_checkpoint.resolve_handle(name_or_path)
     preset = presets.get_preset(name_or_path)
     if preset is not None:
         directory = preset.directory()
@@ -76,9 +81,6 @@ def read_checkpoint(name_or_path):
             f"Presets: {', '.join(sorted(presets.PRESETS))}")
     directory = name_or_path
     vocab = find_vocabulary(directory)
-    # Imported here: tfbert.hub pulls in the models and tfbert.export.
-    from tfbert.hub import checkpoint as hub_checkpoint
-
     if keras_hub_preset.is_preset(directory):
         config, weights = keras_hub_preset.read_preset(directory)
         checkpoint = Checkpoint(directory, "keras_hub", config, weights, vocab)

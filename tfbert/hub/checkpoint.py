@@ -26,7 +26,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfbert.config import BertConfig
-from tfbert.hub.encoder import CONFIG_ASSET
+from tfbert.hub.encoder import CONFIG_ATTRIBUTE
 
 # Model Garden name (after any outer scope, without ":0") -> canonical name.
 # "{i}" is the layer index.
@@ -61,6 +61,24 @@ _MODEL_GARDEN_LAYER_NAMES = {
 _LAYER = re.compile(r"(?:^|/)transformer/layer_(\d+)/(.+)/(kernel|bias|gamma|beta)$")
 
 
+def is_hub_handle(name):
+    """True for a TF Hub handle (an http(s):// or gs:// URL, e.g. a tfhub.dev
+    or Kaggle Models address) rather than a local path or preset name."""
+    return isinstance(name, str) and name.startswith(
+        ("https://", "http://", "gs://"))
+
+
+def resolve_handle(handle):
+    """The local SavedModel directory of a TF Hub handle: downloaded once by
+    `tensorflow_hub` into its cache (TFHUB_CACHE_DIR)."""
+    try:
+        import tensorflow_hub as hub
+    except ImportError as e:
+        raise ImportError(f"{handle}: reading a TF Hub handle needs "
+                          "tensorflow-hub: pip install 'tfbert[hub]'") from e
+    return hub.resolve(handle)
+
+
 def is_hub_saved_model(directory):
     """True if `directory` holds a SavedModel (saved_model.pb + variables/)."""
     return (os.path.isfile(os.path.join(directory, "saved_model.pb"))
@@ -84,6 +102,9 @@ def _asset_path(loaded, attribute):
 def _named_values(loaded, directory):
     """{name without ':0': numpy value} of the float variables of the encoder
     (and of its `mlm` sub-object when there is one)."""
+    if not hasattr(loaded, "variables"):
+        raise ValueError(f"{directory}: not a reusable SavedModel (the root "
+                         "has no `variables` list), so not a TF Hub encoder")
     variables = list(loaded.variables)
     if hasattr(loaded, "mlm"):
         variables += list(loaded.mlm.variables)
@@ -213,7 +234,7 @@ def read_hub_checkpoint(directory):
     directory = os.fspath(directory)
     loaded = _load(directory)
     values = _named_values(loaded, directory)
-    config_path = _asset_path(loaded, "tfbert_config_file")
+    config_path = _asset_path(loaded, CONFIG_ATTRIBUTE)
     if config_path is not None:
         config = BertConfig.from_json_file(config_path)
         paths = _tfbert_names(config)
@@ -227,13 +248,11 @@ def read_hub_checkpoint(directory):
         named = _map_names(values, to_canonical, directory)
     else:
         named = _map_names(values, _model_garden_name, directory)
-        config = None
+        config = _infer_config(named, directory)
     weights = {
         canonical: np.asarray(_to_canonical_layout(
             canonical, value, directory, name), np.float32)
         for canonical, (name, value) in named.items()}
-    if config is None:
-        config = _infer_config(named, directory)
     return (config, weights) + _tokenizer_settings(loaded)
 
 

@@ -29,9 +29,12 @@ import tempfile
 
 import tensorflow as tf
 
+from tfbert.hub.saving import check_writable, save_atomically
 from tfbert.models.bert_encoder import INPUT_NAMES
 
 CONFIG_ASSET = "tfbert_config.json"
+# The root attribute holding that asset.
+CONFIG_ATTRIBUTE = "tfbert_config_file"
 
 
 def _tf_variables(variables):
@@ -98,7 +101,7 @@ def export_encoder(encoder, tokenizer, export_dir, pretrainer=None):
         masked-LM head is exported as the `mlm` sub-object.
 
     Returns:
-      `export_dir`.
+      The absolute path of `export_dir`.
     """
     if pretrainer is not None and pretrainer.encoder is not encoder:
         raise ValueError("pretrainer must wrap the exported encoder")
@@ -106,9 +109,7 @@ def export_encoder(encoder, tokenizer, export_dir, pretrainer=None):
         raise ValueError(
             f"the tokenizer has {tokenizer.vocab_size} tokens but the encoder "
             f"vocab_size={encoder.config.vocab_size}")
-    export_dir = os.fspath(export_dir)
-    if os.path.exists(export_dir) and os.listdir(export_dir):
-        raise FileExistsError(f"{export_dir} exists and is not empty")
+    check_writable(os.fspath(export_dir))
 
     root = _reusable_object(
         lambda inputs, training: _encoder_outputs(encoder, inputs, training),
@@ -133,7 +134,6 @@ def export_encoder(encoder, tokenizer, export_dir, pretrainer=None):
         encoder.config.to_json_file(os.path.join(assets, CONFIG_ASSET))
         root.vocab_file = tf.saved_model.Asset(
             os.path.join(assets, "vocab.txt"))
-        root.tfbert_config_file = tf.saved_model.Asset(
-            os.path.join(assets, CONFIG_ASSET))
-        tf.saved_model.save(root, export_dir)
-    return export_dir
+        setattr(root, CONFIG_ATTRIBUTE, tf.saved_model.Asset(
+            os.path.join(assets, CONFIG_ASSET)))
+        return save_atomically(root, export_dir)

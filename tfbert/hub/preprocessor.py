@@ -23,7 +23,7 @@ import os
 
 import tensorflow as tf
 
-from tfbert.export.serving_ops import check_serving_ops
+from tfbert.hub.saving import check_writable, save_atomically
 
 # bert_pack_inputs is traced for 1 .. MAX_SEGMENTS segments.
 MAX_SEGMENTS = 3
@@ -126,16 +126,14 @@ def export_preprocessor(tokenizer, export_dir, seq_length=128):
         default.
 
     Returns:
-      `export_dir`. The SavedModel loads in a process that imports
+      The absolute path of `export_dir`. The SavedModel loads in a process that imports
       `tensorflow_text` (like every raw-text graph of tfbert) and passes
       `tfbert.export.check_serving_ops`.
     """
     seq_length = int(seq_length)
     if seq_length < 2:
         raise ValueError(f"seq_length must be >= 2, got {seq_length}")
-    export_dir = os.fspath(export_dir)
-    if os.path.exists(export_dir) and os.listdir(export_dir):
-        raise FileExistsError(f"{export_dir} exists and is not empty")
+    check_writable(os.fspath(export_dir))
     special = {"cls_id": tokenizer.cls_id, "sep_id": tokenizer.sep_id,
                "pad_id": tokenizer.pad_id}
     text_spec = tf.TensorSpec([None], tf.string)
@@ -175,6 +173,4 @@ def export_preprocessor(tokenizer, export_dir, seq_length=128):
     root.tokenize = _callable(tokenize)
     root.tokenize.get_special_tokens_dict = _callable(special_tokens)
     root.bert_pack_inputs = _callable(pack)
-    tf.saved_model.save(root, export_dir)
-    check_serving_ops(export_dir)
-    return export_dir
+    return save_atomically(root, export_dir, check_ops=True)

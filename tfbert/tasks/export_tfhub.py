@@ -38,8 +38,13 @@ _MLM_HEAD_PREFIX = "cls/predictions/"
 
 
 def _check_empty(flag, directory):
-    if directory and os.path.exists(directory) and os.listdir(directory):
-        raise ValueError(f"--{flag}={directory} exists and is not empty")
+    from tfbert.hub.saving import check_writable
+
+    if directory:
+        try:
+            check_writable(directory)
+        except FileExistsError as e:
+            raise ValueError(f"--{flag}: {e}") from None
 
 
 def export_tfhub(init_checkpoint, encoder_export_dir=None,

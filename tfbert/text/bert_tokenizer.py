@@ -383,7 +383,7 @@ class BertTokenizer(tf.Module):
           name_or_path: a preset name (see `tfbert.presets`), or a directory
             with `vocab.txt` (HF, Google or `save_pretrained` layout),
             `assets/tokenizer/vocabulary.txt` (keras-hub preset), or a TF Hub
-            BERT encoder SavedModel (its `vocab_file` asset and
+            BERT encoder SavedModel or handle (its `vocab_file` asset and
             `do_lower_case`).
           **kwargs: constructor arguments that override what is read.
 
@@ -393,8 +393,14 @@ class BertTokenizer(tf.Module):
         lower-case iff no token except bracketed specials changes when
         lower-cased (uncased vocabularies hold caseless capitals like "ℝ").
         """
+        # Imported here: tfbert.hub pulls in the models.
+        from tfbert.hub.checkpoint import (is_hub_handle, is_hub_saved_model,
+                                           read_tokenizer_settings,
+                                           resolve_handle)
         from tfbert.presets import get_preset
 
+        if is_hub_handle(name_or_path):
+            name_or_path = resolve_handle(name_or_path)
         preset = (get_preset(name_or_path) if isinstance(name_or_path, str)
                   else None)
         if preset is not None:
@@ -410,10 +416,6 @@ class BertTokenizer(tf.Module):
                 raise FileNotFoundError(
                     f"{name_or_path!r} is neither a preset name nor a "
                     "directory")
-        # Imported here: tfbert.hub pulls in the models.
-        from tfbert.hub.checkpoint import (is_hub_saved_model,
-                                           read_tokenizer_settings)
-
         settings = {}
         if is_hub_saved_model(directory):
             vocab_path, lowercase = read_tokenizer_settings(directory)

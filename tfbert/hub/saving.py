@@ -1,0 +1,41 @@
+"""Writing a SavedModel directory atomically."""
+
+import os
+import shutil
+import tempfile
+
+import tensorflow as tf
+
+from tfbert.export.serving_ops import check_serving_ops
+
+
+def check_writable(export_dir):
+    """Raises FileExistsError if `export_dir` exists and is not empty."""
+    if os.path.exists(export_dir) and os.listdir(export_dir):
+        raise FileExistsError(f"{export_dir} exists and is not empty")
+
+
+def save_atomically(root, export_dir, check_ops=False):
+    """Saves the trackable `root` as a SavedModel in `export_dir`.
+
+    The SavedModel is written into a temporary sibling directory and renamed
+    only when complete (and, with `check_ops`, when
+    `tfbert.export.check_serving_ops` accepts it), so a failure never leaves
+    a half-written `export_dir`.
+    """
+    export_dir = os.path.abspath(os.fspath(export_dir))
+    check_writable(export_dir)
+    parent = os.path.dirname(export_dir)
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=".tmp-", dir=parent)
+    try:
+        tf.saved_model.save(root, staging)
+        if check_ops:
+            check_serving_ops(staging)
+        if os.path.exists(export_dir):
+            os.rmdir(export_dir)
+        os.rename(staging, export_dir)
+    finally:
+        if os.path.exists(staging):
+            shutil.rmtree(staging)
+    return export_dir
