@@ -26,6 +26,7 @@ setup(
         "tfbert.tasks.create_pretraining_data:main",
         "tfbert-convert = tfbert.tasks.convert_checkpoint:main",
         "tfbert-demo = tfbert.tasks.demo:main",
+        "tfbert-export-tfhub = tfbert.tasks.export_tfhub:main",
     ]},
     install_requires=[
         "tensorflow>=2.21,<2.22",

@@ -78,5 +78,5 @@ def test_cli_errors_are_one_line(tiny_checkpoint, tmp_path, args, message):
                   *(a.format(tmp=tmp_path) for a in args))
     assert result.returncode == 2
     assert "Traceback" not in result.stderr
-    assert re.search("export_tfhub: " + message, result.stderr), (
+    assert re.search("export_tfhub: error: " + message, result.stderr), (
         result.stderr[-2000:])

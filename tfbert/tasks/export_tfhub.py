@@ -1,37 +1,38 @@
 """Exports a BERT checkpoint as TF Hub BERT SavedModels: an encoder and its
 matching preprocessor.
 
-    python -m tasks.export_tfhub --init_checkpoint=minilm-l6-h384-uncased \\
+    tfbert-export-tfhub --init_checkpoint=minilm-l6-h384-uncased \\
       --encoder_export_dir=saved_models/hub/minilm_encoder \\
       --preprocessor_export_dir=saved_models/hub/minilm_preprocess \\
       [--with_mlm] [--seq_length=128]
 
---init_checkpoint takes anything `BertEncoder.from_pretrained` reads. The
+(`python -m tasks.export_tfhub` from a checkout.) --init_checkpoint takes
+anything `BertEncoder.from_pretrained` reads. The
 encoder SavedModel works with `hub.load` and `hub.KerasLayer(...,
 trainable=True)` (tf_keras); with --with_mlm it also has the `mlm`
 sub-object (the checkpoint must have a masked-LM head). The preprocessor
 maps raw strings to the encoder's inputs at --seq_length; see docs/tfhub.md.
 """
 
-import os
-import sys
+from absl import flags
 
-from absl import app, flags, logging
+from tfbert.tasks import runner
 
 FLAGS = flags.FLAGS
-flags.DEFINE_string("init_checkpoint", None,
-                    "Preset name or checkpoint directory to export.")
-flags.DEFINE_string("encoder_export_dir", None,
-                    "Directory for the encoder SavedModel (must not exist or "
-                    "be empty).")
-flags.DEFINE_string("preprocessor_export_dir", None,
-                    "Directory for the preprocessor SavedModel (must not "
-                    "exist or be empty).")
-flags.DEFINE_bool("with_mlm", False,
-                  "Also export the masked-LM head as the encoder's `mlm` "
-                  "sub-object.")
-flags.DEFINE_integer("seq_length", 128,
-                     "Packed length of the preprocessor's default call.")
+
+_FLAGS = (
+    ("string", "init_checkpoint", None,
+     "Preset name or checkpoint directory to export (required)."),
+    ("string", "encoder_export_dir", None,
+     "Directory for the encoder SavedModel (must not exist or be empty)."),
+    ("string", "preprocessor_export_dir", None,
+     "Directory for the preprocessor SavedModel (must not exist or be "
+     "empty)."),
+    ("bool", "with_mlm", False,
+     "Also export the masked-LM head as the encoder's `mlm` sub-object."),
+    ("integer", "seq_length", 128,
+     "Packed length of the preprocessor's default call."),
+)
 
 # The masked-LM head --with_mlm exports (canonical names).
 _MLM_HEAD_PREFIX = "cls/predictions/"
@@ -88,26 +89,18 @@ def export_tfhub(init_checkpoint, encoder_export_dir=None,
     return written
 
 
-def _main(argv):
-    if len(argv) > 1:
-        raise app.UsageError(f"unexpected arguments: {argv[1:]}")
-    try:
-        written = export_tfhub(
+def _export_from_flags():
+    for directory in export_tfhub(
             FLAGS.init_checkpoint, FLAGS.encoder_export_dir,
-            FLAGS.preprocessor_export_dir, FLAGS.with_mlm, FLAGS.seq_length)
-    except (ValueError, FileNotFoundError, FileExistsError) as e:
-        print(f"export_tfhub: {e}", file=sys.stderr)
-        return 2
-    for directory in written:
-        logging.info("wrote %s", directory)
+            FLAGS.preprocessor_export_dir, FLAGS.with_mlm, FLAGS.seq_length):
+        print(f"wrote {directory}")
     return 0
 
 
 def main():
-    """The command-line program (`python -m tasks.export_tfhub`)."""
-    os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "2")
-    flags.mark_flag_as_required("init_checkpoint")
-    app.run(_main)
+    """The command-line program (`tfbert-export-tfhub`)."""
+    runner.main_program(_FLAGS, _export_from_flags,
+                        required=("init_checkpoint",), doc=__doc__)
 
 
 if __name__ == "__main__":
