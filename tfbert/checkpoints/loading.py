@@ -2,8 +2,6 @@
 
 import dataclasses
 import os
-import shutil
-import tempfile
 
 from tfbert import presets
 from tfbert.checkpoints import hf, keras_hub_preset, tf1
@@ -11,6 +9,7 @@ from tfbert.checkpoints.variable_map import (
     HEAD_PREFIX, assign_variables, encoder_variables, pretrainer_variables,
     read_variables)
 from tfbert.config import BertConfig
+from tfbert.utils.atomic import publish_directory, staging_directory
 
 FORMATS = ("hf", "tf1", "keras_hub")
 
@@ -153,7 +152,7 @@ def load_pretrainer(name_or_path, strict=False, **config_overrides):
 def write_checkpoint(directory, config, weights, vocabulary=None,
                      lowercase=True, format="hf"):
     """Writes a checkpoint atomically (into a temporary sibling directory,
-    then renamed), in the layout `format`:
+    then renamed) with the usual permissions (umask), in the layout `format`:
 
       "hf": config.json + model.safetensors (what `transformers` loads);
       "tf1": bert_config.json + bert_model.ckpt.* (Google's layout);
@@ -167,10 +166,7 @@ def write_checkpoint(directory, config, weights, vocabulary=None,
     directory = os.path.abspath(os.fspath(directory))
     if os.path.exists(directory) and os.listdir(directory):
         raise FileExistsError(f"{directory} exists and is not empty")
-    parent = os.path.dirname(directory)
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".tmp-", dir=parent)
-    try:
+    with staging_directory(os.path.dirname(directory)) as staging:
         if format == "keras_hub":
             if vocabulary is None:
                 raise ValueError("a keras-hub preset needs the vocabulary")
@@ -189,12 +185,7 @@ def write_checkpoint(directory, config, weights, vocabulary=None,
 
                 BertTokenizer(list(vocabulary), lowercase=lowercase
                               ).save_pretrained(staging)
-        if os.path.exists(directory):
-            os.rmdir(directory)
-        os.rename(staging, directory)
-    finally:
-        if os.path.exists(staging):
-            shutil.rmtree(staging)
+        publish_directory(staging, directory)
 
 
 def save_encoder(encoder, directory, tokenizer=None, format="hf"):

@@ -1,12 +1,11 @@
 """Writing a SavedModel directory atomically."""
 
 import os
-import shutil
-import tempfile
 
 import tensorflow as tf
 
 from tfbert.export.serving_ops import check_serving_ops
+from tfbert.utils.atomic import publish_directory, staging_directory
 
 
 def check_writable(export_dir):
@@ -25,17 +24,9 @@ def save_atomically(root, export_dir, check_ops=False):
     """
     export_dir = os.path.abspath(os.fspath(export_dir))
     check_writable(export_dir)
-    parent = os.path.dirname(export_dir)
-    os.makedirs(parent, exist_ok=True)
-    staging = tempfile.mkdtemp(prefix=".tmp-", dir=parent)
-    try:
+    with staging_directory(os.path.dirname(export_dir)) as staging:
         tf.saved_model.save(root, staging)
         if check_ops:
             check_serving_ops(staging)
-        if os.path.exists(export_dir):
-            os.rmdir(export_dir)
-        os.rename(staging, export_dir)
-    finally:
-        if os.path.exists(staging):
-            shutil.rmtree(staging)
+        publish_directory(staging, export_dir)
     return export_dir

@@ -14,6 +14,8 @@ import errno
 import json
 import os
 import secrets
+import shutil
+import tempfile
 
 # errno -> what to tell the user.
 _STORAGE_ERRORS = {
@@ -72,6 +74,38 @@ def write_json_atomic(path, obj):
     text = json.dumps(obj, indent=2, sort_keys=True) + "\n"
     with atomic_write(path) as f:
         f.write(text)
+
+
+@contextlib.contextmanager
+def staging_directory(parent, prefix=".tmp-"):
+    """Yields a new directory inside `parent` to write a whole tree into
+    before `publish_directory` renames it into place; if the block fails or
+    does not publish it, it is removed."""
+    os.makedirs(parent, exist_ok=True)
+    staging = tempfile.mkdtemp(prefix=prefix, dir=parent)
+    try:
+        yield staging
+    finally:
+        if os.path.exists(staging):
+            shutil.rmtree(staging)
+
+
+def publish_directory(staging, target):
+    """Renames the finished `staging` tree to `target` (which must not exist,
+    or be an empty directory), after giving every directory and file in it
+    the mode a plain write would have (0755/0644 under umask 022): mkdtemp
+    makes owner-only directories and some writers owner-only files, which a
+    server running as another user could not read."""
+    umask = os.umask(0o022)
+    os.umask(umask)
+    for directory, _, files in os.walk(staging):
+        os.chmod(directory, 0o777 & ~umask)
+        for name in files:
+            os.chmod(os.path.join(directory, name), 0o666 & ~umask)
+    if os.path.isdir(target) and not os.listdir(target):
+        os.rmdir(target)
+    os.rename(staging, target)
+    _fsync_directory(os.path.dirname(os.path.abspath(target)))
 
 
 def _raise_if_storage_error(error, path):
