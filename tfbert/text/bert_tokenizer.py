@@ -59,7 +59,9 @@ from pathlib import Path
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from tfbert.text.vocab import SPECIAL_TOKENS, load_vocabulary, save_vocabulary
+from tfbert.text.vocab import (
+    SPECIAL_TOKENS, VOCABULARY_FILES, find_vocabulary, load_vocabulary,
+    save_vocabulary)
 
 _WHITESPACE = r"\t\n\r\p{Zs}\x{2028}\x{2029}"
 # ASCII symbols count as punctuation for BERT even where Unicode says Sm/Sc/Sk.
@@ -392,15 +394,11 @@ class BertTokenizer(tf.Module):
                 raise FileNotFoundError(
                     f"{name_or_path!r} is neither a preset name nor a "
                     "directory")
-        vocab_path = None
-        for candidate in ("vocab.txt", "assets/tokenizer/vocabulary.txt"):
-            if (directory / candidate).is_file():
-                vocab_path = directory / candidate
-                break
+        vocab_path = find_vocabulary(directory)
         if vocab_path is None:
             raise FileNotFoundError(
-                f"no vocabulary in {directory}: expected vocab.txt or "
-                "assets/tokenizer/vocabulary.txt")
+                f"no vocabulary in {directory}: expected one of "
+                f"{', '.join(VOCABULARY_FILES)}")
         tokens = load_vocabulary(vocab_path)
         settings = _read_settings(directory)
         if "lowercase" not in settings:
