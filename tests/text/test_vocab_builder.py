@@ -1,12 +1,15 @@
 """WordPiece vocabulary learning."""
 
+import collections
+
 import pytest
+import tokenizers
 
 from tfbert.data.wikipedia import article_sentences, read_wikiextractor
 from tfbert.text import BertTokenizer
 from tfbert.text.vocab import load_vocabulary
 from tfbert.text.vocab_builder import (
-    basic_tokenize, build_vocabulary, build_vocabulary_file)
+    build_vocabulary, build_vocabulary_file, count_words)
 
 
 @pytest.fixture(scope="module")
@@ -20,10 +23,25 @@ def sentences(shared_data_dir):
     return lines
 
 
-def test_basic_tokenize_matches_bert_splitting():
-    assert basic_tokenize("Héllo, Wörld!  A\u200bB") == [
-        "hello", ",", "world", "!", "ab"]
-    assert basic_tokenize("Héllo", lowercase=False) == ["Héllo"]
+def test_count_words_small_cases():
+    assert count_words(["Héllo, Wörld!  A\u200bB", "héllo"], verbose=0) == {
+        "hello": 2, ",": 1, "world": 1, "!": 1, "ab": 1}
+    assert count_words(["Héllo"], lowercase=False, verbose=0) == {"Héllo": 1}
+
+
+@pytest.mark.parametrize("lowercase", [True, False])
+def test_count_words_matches_hf_bert_pre_tokenizer(sentences, lowercase):
+    normalizer = tokenizers.normalizers.BertNormalizer(
+        clean_text=True, handle_chinese_chars=True, strip_accents=None,
+        lowercase=lowercase)
+    pre_tokenizer = tokenizers.pre_tokenizers.BertPreTokenizer()
+    expected = collections.Counter(
+        word for line in sentences
+        for word, _ in pre_tokenizer.pre_tokenize_str(
+            normalizer.normalize_str(line)))
+    assert sum(expected.values()) > 10000
+    assert count_words(sentences, lowercase, chunk_size=97,
+                       verbose=0) == expected
 
 
 def test_vocabulary_layout_and_tokenizer(sentences, tmp_path):

@@ -211,6 +211,27 @@ class BertTokenizer(tf.Module):
         return ids[0] if scalar else ids
 
     @_no_autograph
+    def words(self, texts):
+        """BERT's basic tokenization: the normalised words WordPiece sees.
+
+        The result depends only on `lowercase`, `strip_accents` and
+        `tokenize_chinese_chars`, not on the vocabulary.
+
+        Args:
+          texts: tf.string `[batch]` (or a python list / numpy array of str);
+            a scalar string is allowed.
+
+        Returns:
+          tf.string `tf.RaggedTensor` `[batch, (words)]` (`[words]` for a
+          scalar input); words that normalise to nothing are dropped.
+        """
+        texts, scalar = self._as_batch(texts)
+        words, _, _ = self._split(texts)
+        words = words.with_flat_values(self._normalize(words.flat_values))
+        words = tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
+        return words[0] if scalar else words
+
+    @_no_autograph
     def tokenize_with_offsets(self, texts):
         """Like `tokenize`, plus the byte span of every piece in the input.
 

@@ -1,9 +1,9 @@
 """Learning a WordPiece vocabulary from a corpus.
 
-Words are counted after BERT's basic tokenization (the same splitting
-`BertTokenizer` does: whitespace, punctuation and CJK ideographs as separate
-words, control characters deleted, lower-casing and accent stripping for an
-uncased vocabulary); the pieces are then learned with tensorflow-text's
+Words are counted after BERT's basic tokenization, done by
+`BertTokenizer.words` itself (whitespace, punctuation and CJK ideographs as
+separate words, control characters deleted, lower-casing and accent
+stripping for an uncased vocabulary); the pieces are then learned with tensorflow-text's
 WordPiece learner (`wordpiece_tokenizer_learner_lib.learn`, the algorithm
 behind `bert_vocab_from_dataset`).
 
@@ -21,77 +21,50 @@ vocabularies have them ([PAD]=0, [UNK]=100, [CLS]=101, [SEP]=102,
 """
 
 import collections
-import unicodedata
 
+import keras
+import numpy as np
 from tensorflow_text.tools.wordpiece_vocab import (
     wordpiece_tokenizer_learner_lib as learner)
 
-from tfbert.text.vocab import save_vocabulary
+from tfbert.text.bert_tokenizer import BertTokenizer
+from tfbert.text.vocab import SPECIAL_TOKENS, save_vocabulary
 
 
-def _is_punctuation(char):
-    code = ord(char)
-    if 33 <= code <= 47 or 58 <= code <= 64 or 91 <= code <= 96 or 123 <= code <= 126:
-        return True
-    return unicodedata.category(char).startswith("P")
-
-
-def _is_cjk(char):
-    code = ord(char)
-    return (0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF
-            or 0x20000 <= code <= 0x2A6DF or 0x2A700 <= code <= 0x2B73F
-            or 0x2B740 <= code <= 0x2B81F or 0x2B920 <= code <= 0x2CEAF
-            or 0xF900 <= code <= 0xFAFF or 0x2F800 <= code <= 0x2FA1F)
-
-
-def _is_deleted(char):
-    if char in "\t\n\r":
-        return False
-    return (unicodedata.category(char) in ("Cc", "Cf", "Co", "Cs")
-            or char == "\ufffd")
-
-
-def basic_tokenize(text, lowercase=True):
-    """BERT's basic tokenization of one text into words (Python).
+def count_words(lines, lowercase=True, chunk_size=8192, verbose=1):
+    """`collections.Counter` of BERT's basic-tokenized words (str) over an
+    iterable of str lines, split and normalised by `BertTokenizer.words`.
 
     Args:
-      text: str.
+      lines: iterable of str.
       lowercase: lower-case and strip accents (uncased vocabularies).
-
-    Returns:
-      list of str words: whitespace removed, every punctuation character and
-      CJK ideograph its own word.
+      chunk_size: lines per tokenizer call.
+      verbose: 0 silent, 1 a progress bar over the lines read.
     """
-    text = "".join(c for c in text if not _is_deleted(c))
-    if lowercase:
-        text = unicodedata.normalize("NFD", text.lower())
-        text = "".join(c for c in text if unicodedata.category(c) != "Mn")
-    words = []
-    current = []
-    for char in text:
-        if char.isspace():
-            if current:
-                words.append("".join(current))
-                current = []
-        elif _is_punctuation(char) or _is_cjk(char):
-            if current:
-                words.append("".join(current))
-                current = []
-            words.append(char)
-        else:
-            current.append(char)
-    if current:
-        words.append("".join(current))
-    return words
-
-
-def count_words(lines, lowercase=True):
-    """`collections.Counter` of basic-tokenized words over an iterable of
-    str lines."""
+    # Splitting does not depend on the vocabulary: the special tokens do.
+    splitter = BertTokenizer(list(SPECIAL_TOKENS), lowercase=lowercase)
+    progress = keras.utils.Progbar(None, verbose=verbose, unit_name="line")
     counts = collections.Counter()
-    for line in lines:
-        counts.update(basic_tokenize(line, lowercase))
+    done = 0
+    for chunk in _chunks(lines, chunk_size):
+        words = splitter.words(chunk).flat_values.numpy()
+        unique, frequency = np.unique(words, return_counts=True)
+        counts.update({word.decode("utf-8"): int(n)
+                       for word, n in zip(unique, frequency)})
+        done += len(chunk)
+        progress.update(done)
     return counts
+
+
+def _chunks(items, size):
+    chunk = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
 
 
 def special_tokens(num_unused=0):
@@ -102,7 +75,7 @@ def special_tokens(num_unused=0):
 
 def build_vocabulary(lines, vocab_size, lowercase=True, num_unused=0,
                      max_unique_chars=1000, max_token_length=50,
-                     min_count=2):
+                     min_count=2, verbose=1):
     """Learns a WordPiece vocabulary of exactly `vocab_size` tokens.
 
     Args:
@@ -114,6 +87,8 @@ def build_vocabulary(lines, vocab_size, lowercase=True, num_unused=0,
         counted (they will tokenize to [UNK] or pieces).
       max_token_length: longest piece, in characters.
       min_count: lower bound of the learner's frequency threshold search.
+      verbose: 0 silent; 1 a progress bar while counting words and a line
+        before the learner runs (it reports no progress of its own).
 
     Returns:
       list of str, token `i` has id `i`. The learner may stop a few percent
@@ -124,13 +99,16 @@ def build_vocabulary(lines, vocab_size, lowercase=True, num_unused=0,
       ValueError: `vocab_size` is too small for the reserved tokens and the
         corpus' characters, or the corpus is empty.
     """
-    counts = count_words(lines, lowercase)
+    counts = count_words(lines, lowercase, verbose=verbose)
     if not counts:
         raise ValueError("the corpus has no words")
     reserved = special_tokens(num_unused)
     if vocab_size <= len(reserved):
         raise ValueError(f"vocab_size={vocab_size} leaves no room after "
                          f"{len(reserved)} reserved tokens")
+    if verbose:
+        print(f"Learning {vocab_size} WordPiece tokens from {len(counts)} "
+              "distinct words...", flush=True)
     tokens = learner.learn(
         counts, vocab_size, reserved, lower_thresh=min_count,
         max_unique_chars=max_unique_chars, max_token_length=max_token_length)
