@@ -23,6 +23,13 @@ def sentences(shared_data_dir):
     return lines
 
 
+def test_count_words_progress(capsys):
+    count_words(["a b"] * 5, chunk_size=2)
+    assert "5/Unknown" in capsys.readouterr().out
+    count_words(["a b"] * 5, chunk_size=2, verbose=0)
+    assert capsys.readouterr().out == ""
+
+
 def test_count_words_small_cases():
     assert count_words(["Héllo, Wörld!  A\u200bB", "héllo"], verbose=0) == {
         "hello": 2, ",": 1, "world": 1, "!": 1, "ab": 1}
