@@ -3,9 +3,9 @@
 Words are counted after BERT's basic tokenization, done by
 `BertTokenizer.words` itself (whitespace, punctuation and CJK ideographs as
 separate words, control characters deleted, lower-casing and accent
-stripping for an uncased vocabulary); the pieces are then learned with tensorflow-text's
-WordPiece learner (`wordpiece_tokenizer_learner_lib.learn`, the algorithm
-behind `bert_vocab_from_dataset`).
+stripping for an uncased vocabulary); the pieces are then learned with
+tensorflow-text's WordPiece learner (`wordpiece_tokenizer_learner_lib.learn`,
+the algorithm behind `bert_vocab_from_dataset`).
 
 Layout of the result (ids are line numbers):
 
