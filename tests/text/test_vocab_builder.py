@@ -4,12 +4,14 @@ import collections
 
 import pytest
 import tokenizers
+from tensorflow_text.tools.wordpiece_vocab import (
+    wordpiece_tokenizer_learner_lib as learner)
 
 from tfbert.data.wikipedia import article_sentences, read_wikiextractor
 from tfbert.text import BertTokenizer
 from tfbert.text.vocab import load_vocabulary
 from tfbert.text.vocab_builder import (
-    build_vocabulary, build_vocabulary_file, count_words)
+    build_vocabulary, build_vocabulary_file, count_words, learn_pieces)
 
 
 @pytest.fixture(scope="module")
@@ -49,6 +51,14 @@ def test_count_words_matches_hf_bert_pre_tokenizer(sentences, lowercase):
     assert sum(expected.values()) > 10000
     assert count_words(sentences, lowercase, chunk_size=97,
                        verbose=0) == expected
+
+
+def test_learn_pieces_is_tensorflow_texts_learner(sentences, capsys):
+    counts = count_words(sentences, verbose=0)
+    reserved = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    expected = learner.learn(counts, 300, reserved, lower_thresh=2)
+    assert learn_pieces(counts, 300, reserved) == expected
+    assert "trial" in capsys.readouterr().out
 
 
 def test_vocabulary_layout_and_tokenizer(sentences, tmp_path):

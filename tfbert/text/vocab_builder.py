@@ -67,6 +67,59 @@ def _chunks(items, size):
         yield chunk
 
 
+def learn_pieces(counts, vocab_size, reserved, min_count=2,
+                 max_unique_chars=1000, max_token_length=50, verbose=1):
+    """tensorflow-text's `learner.learn` (with its default settings) plus a
+    progress bar: the same steps, its recursive binary search over the
+    word-count threshold written as a loop that reports each trial, one
+    full learning pass over the words each.
+
+    Args:
+      counts: dict word -> count.
+      vocab_size: the learner's target size.
+      reserved: reserved tokens, in vocabulary order.
+      min_count, max_unique_chars, max_token_length: see `build_vocabulary`.
+      verbose: 0 silent, 1 a progress bar over the threshold trials.
+
+    Returns:
+      list of str: reserved tokens, single characters, then pieces.
+    """
+    params = learner.Params(
+        upper_thresh=int(1e7), lower_thresh=min_count, num_iterations=4,
+        max_input_tokens=int(5e6), max_token_length=max_token_length,
+        max_unique_chars=max_unique_chars, vocab_size=vocab_size,
+        slack_ratio=0.05, include_joiner_token=True, joiner="##",
+        reserved_tokens=reserved)
+    upper, lower = learner.get_search_threshs(
+        counts.items(), params.upper_thresh, params.lower_thresh)
+    words = learner.get_input_words(counts.items(), reserved,
+                                    max_token_length)
+    words = learner.filter_input_words(
+        words, learner.get_allowed_chars(words, max_unique_chars),
+        params.max_input_tokens)
+    # Halving [lower, upper] ends within this many trials.
+    most_trials = max(1, (upper - lower + 1).bit_length())
+    progress = keras.utils.Progbar(most_trials, verbose=verbose,
+                                   unit_name="trial",
+                                   stateful_metrics=["tokens"])
+    slack = params.slack_ratio * vocab_size
+    trial = 0
+    while True:
+        trial += 1
+        threshold = (upper + lower) // 2
+        tokens = learner.learn_with_thresh(words, threshold, params)
+        progress.update(trial, [("tokens", len(tokens))])
+        within_slack = 0 <= vocab_size - len(tokens) <= slack
+        if within_slack or lower >= upper or threshold <= 1:
+            progress.update(most_trials, [("tokens", len(tokens))],
+                            finalize=True)
+            return tokens
+        if len(tokens) > vocab_size:
+            lower = threshold + 1
+        else:
+            upper = threshold - 1
+
+
 def special_tokens(num_unused=0):
     """The reserved tokens, in vocabulary order (see the module docstring)."""
     return (["[PAD]"] + [f"[unused{i}]" for i in range(num_unused)]
@@ -87,8 +140,8 @@ def build_vocabulary(lines, vocab_size, lowercase=True, num_unused=0,
         counted (they will tokenize to [UNK] or pieces).
       max_token_length: longest piece, in characters.
       min_count: lower bound of the learner's frequency threshold search.
-      verbose: 0 silent; 1 a progress bar while counting words and a line
-        before the learner runs (it reports no progress of its own).
+      verbose: 0 silent, 1 progress bars while counting words and while
+        learning pieces.
 
     Returns:
       list of str, token `i` has id `i`. The learner may stop a few percent
@@ -106,12 +159,8 @@ def build_vocabulary(lines, vocab_size, lowercase=True, num_unused=0,
     if vocab_size <= len(reserved):
         raise ValueError(f"vocab_size={vocab_size} leaves no room after "
                          f"{len(reserved)} reserved tokens")
-    if verbose:
-        print(f"Learning {vocab_size} WordPiece tokens from {len(counts)} "
-              "distinct words...", flush=True)
-    tokens = learner.learn(
-        counts, vocab_size, reserved, lower_thresh=min_count,
-        max_unique_chars=max_unique_chars, max_token_length=max_token_length)
+    tokens = learn_pieces(counts, vocab_size, reserved, min_count,
+                          max_unique_chars, max_token_length, verbose)
     # The learner's threshold search can end above `vocab_size`; its output
     # is reserved tokens, then single characters, then pieces by decreasing
     # frequency, so dropping the tail drops the rarest pieces only.
