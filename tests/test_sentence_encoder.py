@@ -70,6 +70,15 @@ def test_long_text_is_truncated_and_empty_list(minilm_sentence_encoder):
     assert minilm_sentence_encoder.encode([]).shape == (0, 384)
 
 
+def test_progress_bar_over_sentences(minilm_sentence_encoder, capsys):
+    texts = ["one", "two", "three"]
+    minilm_sentence_encoder.encode(texts, batch_size=2)
+    assert "3/3" in capsys.readouterr().out
+    minilm_sentence_encoder.encode(texts, batch_size=2, verbose=0)
+    minilm_sentence_encoder.encode(texts, batch_size=4)   # one batch: "auto"
+    assert capsys.readouterr().out == ""
+
+
 def test_bad_arguments(minilm_sentence_encoder, tmp_path):
     with pytest.raises(TypeError, match="list of sentences"):
         minilm_sentence_encoder.encode("one string")

@@ -1,15 +1,26 @@
-"""tfbert: BERT for Keras 3 and TensorFlow."""
+"""tfbert: BERT for Keras 3 and TensorFlow.
 
+Importing `tfbert` registers every tfbert Keras class (layers, models,
+optimizers, schedules, metrics, losses) under the package name "tfbert", so
+`keras.models.load_model("model.keras")` restores a saved tfbert model in a
+new process once `tfbert` is imported. Optional dependencies (keras-hub,
+safetensors, torch, transformers) are imported only by the functions that
+read or write their formats.
+"""
+
+from tfbert import metrics, training
 from tfbert.config import BertConfig
+from tfbert.metrics import masked_lm as _masked_lm  # Keras registration.
 from tfbert.models import (
     BertClassifier, BertEncoder, BertPretrainer, BertSpanLabeler,
-    BertTokenClassifier)
+    BertTextClassifier, BertTokenClassifier)
 from tfbert.presets import PRESETS
 from tfbert.sentence_encoder import SentenceEncoder
 from tfbert.text import BertPreprocessor, BertTokenizer, Preprocessor
 
 __version__ = "0.1.0"
 
-__all__ = ["BertConfig", "BertEncoder", "BertTokenizer", "BertPreprocessor", "Preprocessor",
-           "SentenceEncoder", "BertClassifier", "BertSpanLabeler",
-           "BertTokenClassifier", "BertPretrainer", "PRESETS", "__version__"]
+__all__ = ["BertConfig", "BertEncoder", "BertTokenizer", "BertPreprocessor",
+           "Preprocessor", "SentenceEncoder", "BertClassifier",
+           "BertTextClassifier", "BertSpanLabeler", "BertTokenClassifier",
+           "BertPretrainer", "PRESETS", "metrics", "training", "__version__"]

@@ -3,6 +3,7 @@
 import json
 from pathlib import Path
 
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -148,12 +149,14 @@ class SentenceEncoder:
                 tf.norm(pooled, axis=-1, keepdims=True), 1e-12)
         return pooled
 
-    def encode(self, sentences, batch_size=32):
+    def encode(self, sentences, batch_size=32, verbose="auto"):
         """Embeds `sentences`.
 
         Args:
           sentences: a list of str.
           batch_size: sentences per encoder call.
+          verbose: 0 silent, 1 a progress bar over the sentences; "auto"
+            shows it when there is more than one batch.
 
         Returns:
           float32 np.ndarray [len(sentences), H].
@@ -165,10 +168,15 @@ class SentenceEncoder:
         if batch_size < 1:
             raise ValueError(f"batch_size must be >= 1, got {batch_size}")
         hidden = self.encoder.config.hidden_size
+        if verbose == "auto":
+            verbose = int(len(sentences) > batch_size)
+        progress = keras.utils.Progbar(len(sentences), verbose=verbose,
+                                       unit_name="sentence")
         batches = []
         for start in range(0, len(sentences), batch_size):
             inputs = self.preprocessor(sentences[start:start + batch_size])
             batches.append(self._embed(inputs).numpy())
+            progress.update(start + len(batches[-1]))
         if not batches:
             return np.zeros((0, hidden), np.float32)
         return np.concatenate(batches).astype(np.float32, copy=False)

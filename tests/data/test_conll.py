@@ -76,6 +76,13 @@ def test_directory_instead_of_file_is_named(tmp_path):
         read_conll(tmp_path)
 
 
+def test_labels_file_with_invalid_utf8_names_line(tmp_path):
+    path = tmp_path / "labels.txt"
+    path.write_bytes(b"O\nB-PER\nB-L\xd6C\n")
+    with pytest.raises(ValueError, match=r"labels.txt:3: invalid UTF-8 at byte 3"):
+        parse_labels(str(path))
+
+
 def test_parse_labels(tmp_path):
     assert parse_labels("O,B-PER,I-LOC") == ["O", "B-LOC", "I-LOC", "B-PER",
                                              "I-PER"]

@@ -1,12 +1,17 @@
 """WordPiece vocabulary learning."""
 
+import collections
+
 import pytest
+import tokenizers
+from tensorflow_text.tools.wordpiece_vocab import (
+    wordpiece_tokenizer_learner_lib as learner)
 
 from tfbert.data.wikipedia import article_sentences, read_wikiextractor
 from tfbert.text import BertTokenizer
 from tfbert.text.vocab import load_vocabulary
 from tfbert.text.vocab_builder import (
-    basic_tokenize, build_vocabulary, build_vocabulary_file)
+    build_vocabulary, build_vocabulary_file, count_words, learn_pieces)
 
 
 @pytest.fixture(scope="module")
@@ -20,10 +25,40 @@ def sentences(shared_data_dir):
     return lines
 
 
-def test_basic_tokenize_matches_bert_splitting():
-    assert basic_tokenize("Héllo, Wörld!  A\u200bB") == [
-        "hello", ",", "world", "!", "ab"]
-    assert basic_tokenize("Héllo", lowercase=False) == ["Héllo"]
+def test_count_words_progress(capsys):
+    count_words(["a b"] * 5, chunk_size=2)
+    assert "5/Unknown" in capsys.readouterr().out
+    count_words(["a b"] * 5, chunk_size=2, verbose=0)
+    assert capsys.readouterr().out == ""
+
+
+def test_count_words_small_cases():
+    assert count_words(["Héllo, Wörld!  A\u200bB", "héllo"], verbose=0) == {
+        "hello": 2, ",": 1, "world": 1, "!": 1, "ab": 1}
+    assert count_words(["Héllo"], lowercase=False, verbose=0) == {"Héllo": 1}
+
+
+@pytest.mark.parametrize("lowercase", [True, False])
+def test_count_words_matches_hf_bert_pre_tokenizer(sentences, lowercase):
+    normalizer = tokenizers.normalizers.BertNormalizer(
+        clean_text=True, handle_chinese_chars=True, strip_accents=None,
+        lowercase=lowercase)
+    pre_tokenizer = tokenizers.pre_tokenizers.BertPreTokenizer()
+    expected = collections.Counter(
+        word for line in sentences
+        for word, _ in pre_tokenizer.pre_tokenize_str(
+            normalizer.normalize_str(line)))
+    assert sum(expected.values()) > 10000
+    assert count_words(sentences, lowercase, chunk_size=97,
+                       verbose=0) == expected
+
+
+def test_learn_pieces_is_tensorflow_texts_learner(sentences, capsys):
+    counts = count_words(sentences, verbose=0)
+    reserved = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
+    expected = learner.learn(counts, 300, reserved, lower_thresh=2)
+    assert learn_pieces(counts, 300, reserved) == expected
+    assert "trial" in capsys.readouterr().out
 
 
 def test_vocabulary_layout_and_tokenizer(sentences, tmp_path):

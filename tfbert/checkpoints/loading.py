@@ -9,6 +9,7 @@ from tfbert.checkpoints.variable_map import (
     HEAD_PREFIX, assign_variables, encoder_variables, pretrainer_variables,
     read_variables)
 from tfbert.config import BertConfig
+from tfbert.text.vocab import find_vocabulary, load_vocabulary
 from tfbert.utils.atomic import publish_directory, staging_directory
 
 FORMATS = ("hf", "tf1", "keras_hub")
@@ -34,21 +35,9 @@ class Checkpoint:
     vocab_path: str | None
 
 
-def find_vocabulary(directory):
-    """Returns the vocabulary file of a checkpoint directory, or None."""
-    for relative in ("vocab.txt", os.path.join("assets", "tokenizer",
-                                               "vocabulary.txt")):
-        path = os.path.join(directory, relative)
-        if os.path.exists(path):
-            return path
-    return None
-
-
 def _check_vocabulary(checkpoint):
     if checkpoint.vocab_path is None:
         return
-    from tfbert.text.vocab import load_vocabulary
-
     size = len(load_vocabulary(checkpoint.vocab_path))
     if size != checkpoint.config.vocab_size:
         raise ValueError(

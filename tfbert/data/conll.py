@@ -147,8 +147,16 @@ def parse_labels(spec):
     list. Labels are IOB2 tags and must include `O`; a type given only as
     B-T or I-T gets the other tag added."""
     if os.path.isfile(spec):
-        with open(spec, encoding="utf-8") as f:
-            given = [line.strip() for line in f if line.strip()]
+        given = []
+        with open(spec, "rb") as f:
+            for line_number, raw in enumerate(f, start=1):
+                try:
+                    label = raw.decode("utf-8").strip()
+                except UnicodeDecodeError as e:
+                    raise ValueError(f"{spec}:{line_number}: invalid UTF-8 "
+                                     f"at byte {e.start}") from None
+                if label:
+                    given.append(label)
     else:
         given = [label.strip() for label in spec.split(",") if label.strip()]
     for label in given:

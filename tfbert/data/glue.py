@@ -106,6 +106,11 @@ TASKS = {task.name: task for task in [
              label_names=("not_entailment", "entailment")),
 ]}
 
+# The demo sentiment data bundled with tfbert, in the GLUE layout
+# (`DEMO_DATA_DIR/SST-2/{train,dev}.tsv`; see its README).
+DEMO_DATA_DIR = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                             "demo")
+
 # The diagnostic set, predicted with the MNLI model.
 AX_PATHS = (os.path.join("AX", "test.tsv"),
             os.path.join("diagnostic", "diagnostic.tsv"))

@@ -20,6 +20,8 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
+# Label id of positions the loss and the metrics skip (non-first WordPieces,
+# [CLS], [SEP], padding), as in HF transformers.
 IGNORE_LABEL = -100
 
 

@@ -59,6 +59,7 @@ import json
 import os
 import random
 
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -109,13 +110,14 @@ def read_corpus(patterns):
     return documents
 
 
-def tokenize_documents(documents, tokenizer, batch_size=8192):
+def tokenize_documents(documents, tokenizer, batch_size=8192, verbose=1):
     """WordPiece ids of every sentence.
 
     Args:
       documents: list of lists of str sentences.
       tokenizer: a `tfbert.text.BertTokenizer`.
       batch_size: sentences per tokenizer call.
+      verbose: 0 silent, 1 a progress bar over the sentences.
 
     Returns:
       list of documents, each a list of sentences as lists of int ids.
@@ -123,8 +125,11 @@ def tokenize_documents(documents, tokenizer, batch_size=8192):
     """
     flat = [sentence for document in documents for sentence in document]
     ids = []
+    progress = keras.utils.Progbar(len(flat), verbose=verbose,
+                                   unit_name="sentence")
     for start in range(0, len(flat), batch_size):
         ids.extend(tokenizer.tokenize(flat[start:start + batch_size]).to_list())
+        progress.update(len(ids))
     result = []
     position = 0
     for document in documents:
@@ -354,7 +359,7 @@ class TrainingInstance:
 
 def create_instances(documents, tokenizer, *, max_seq_length=128,
                      short_seq_prob=0.1, dupe_factor=5, masking=MaskingConfig(),
-                     seed=12345):
+                     seed=12345, verbose=1):
     """Static pretraining instances of tokenized documents.
 
     Args:
@@ -365,6 +370,7 @@ def create_instances(documents, tokenizer, *, max_seq_length=128,
       dupe_factor: passes over the data, each with new pairs and masks.
       masking: a `MaskingConfig`.
       seed: seed of the Python RNG.
+      verbose: 0 silent, 1 a progress bar over the `dupe_factor` passes.
 
     Returns:
       list of `TrainingInstance`, shuffled.
@@ -372,7 +378,9 @@ def create_instances(documents, tokenizer, *, max_seq_length=128,
     rng = random.Random(seed)
     vocab = VocabularyInfo(tokenizer)
     instances = []
-    for _ in range(dupe_factor):
+    progress = keras.utils.Progbar(dupe_factor, verbose=verbose,
+                                   unit_name="pass")
+    for done in range(1, dupe_factor + 1):
         for pair in create_segment_pairs(documents, max_seq_length,
                                          short_seq_prob, rng):
             tokens, segment_ids = pack_pair(pair.tokens_a, pair.tokens_b,
@@ -380,6 +388,7 @@ def create_instances(documents, tokenizer, *, max_seq_length=128,
             masked, positions, labels = mask_tokens(tokens, masking, vocab, rng)
             instances.append(TrainingInstance(masked, segment_ids, positions,
                                               labels, pair.is_random_next))
+        progress.update(done, [("instances", len(instances))])
     rng.shuffle(instances)
     return instances
 
@@ -430,11 +439,16 @@ def shard_paths(output_file, num_shards):
 
 
 def write_instances(instances, output_files, max_seq_length,
-                    max_predictions_per_seq, pad_id=0):
+                    max_predictions_per_seq, pad_id=0, verbose=1):
     """Writes instances round-robin into TFRecord shards (each shard is
     written to a temporary name and renamed when complete). `pad_id` fills
-    unused `masked_lm_ids` slots. Returns the number written per file."""
+    unused `masked_lm_ids` slots; `verbose=1` shows a progress bar. Returns
+    the number written per file."""
     counts = [0] * len(output_files)
+    progress = keras.utils.Progbar(
+        len(instances) if hasattr(instances, "__len__") else None,
+        verbose=verbose, unit_name="instance")
+    written = 0
     temporary = [f"{path}.tmp" for path in output_files]
     writers = [tf.io.TFRecordWriter(path) for path in temporary]
     try:
@@ -444,6 +458,10 @@ def write_instances(instances, output_files, max_seq_length,
                 instance, max_seq_length, max_predictions_per_seq,
                 pad_id).SerializeToString())
             counts[shard] += 1
+            written = index + 1
+            if written % 1000 == 0:
+                progress.update(written)
+        progress.update(written, finalize=True)
     finally:
         for writer in writers:
             writer.close()

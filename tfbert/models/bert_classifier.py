@@ -3,10 +3,11 @@
 import keras
 
 from tfbert.layers import ClassificationHead
+from tfbert.models.encoder_task_model import EncoderTaskModel
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
-class BertClassifier(keras.Model):
+class BertClassifier(EncoderTaskModel, keras.Model):
     """An encoder with a `ClassificationHead` on its pooled output.
 
     Inputs: the encoder's input dict. Output: float32 logits
@@ -30,14 +31,5 @@ class BertClassifier(keras.Model):
         logits = self.head(encoder(inputs)["pooled_output"])
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
 
-    def get_config(self):
-        return {"encoder": keras.saving.serialize_keras_object(self.encoder),
-                "num_classes": self.num_classes, "dropout": self.dropout,
-                "name": self.name, "trainable": self.trainable}
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["encoder"] = keras.saving.deserialize_keras_object(
-            config["encoder"])
-        return cls(**config)
+    def task_config(self):
+        return {"num_classes": self.num_classes, "dropout": self.dropout}

@@ -3,10 +3,11 @@
 import keras
 
 from tfbert.layers import MaskedLMHead, NextSentenceHead
+from tfbert.models.encoder_task_model import EncoderTaskModel
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
-class BertPretrainer(keras.Model):
+class BertPretrainer(EncoderTaskModel, keras.Model):
     """Masked-LM + next-sentence pretraining model.
 
     The masked-LM decoder is tied to the encoder's word-embedding variable:
@@ -52,14 +53,3 @@ class BertPretrainer(keras.Model):
             "next_sentence_logits": self.next_sentence_head(
                 outputs["pooled_output"]),
         }
-
-    def get_config(self):
-        return {"encoder": keras.saving.serialize_keras_object(self.encoder),
-                "name": self.name, "trainable": self.trainable}
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["encoder"] = keras.saving.deserialize_keras_object(
-            config["encoder"])
-        return cls(**config)

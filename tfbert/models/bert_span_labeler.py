@@ -3,10 +3,11 @@
 import keras
 
 from tfbert.layers import SpanLabelingHead
+from tfbert.models.encoder_task_model import EncoderTaskModel
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
-class BertSpanLabeler(keras.Model):
+class BertSpanLabeler(EncoderTaskModel, keras.Model):
     """An encoder with a `SpanLabelingHead` on its sequence output.
 
     Inputs: the encoder's input dict. Outputs: a dict of float32
@@ -28,14 +29,3 @@ class BertSpanLabeler(keras.Model):
         super().__init__(inputs=inputs,
                          outputs={"start_logits": start, "end_logits": end},
                          **kwargs)
-
-    def get_config(self):
-        return {"encoder": keras.saving.serialize_keras_object(self.encoder),
-                "name": self.name, "trainable": self.trainable}
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["encoder"] = keras.saving.deserialize_keras_object(
-            config["encoder"])
-        return cls(**config)

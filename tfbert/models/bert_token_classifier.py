@@ -5,10 +5,7 @@ import tensorflow as tf
 
 from tfbert.layers import TokenClassificationHead
 from tfbert.layers.crf import CRF, compact, iob2_constraints
-
-# Label id of positions the loss and the metrics skip (non-first WordPieces,
-# [CLS], [SEP], padding), as in HF transformers.
-IGNORE_LABEL = -100
+from tfbert.models.encoder_task_model import EncoderTaskModel
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
@@ -16,7 +13,8 @@ def token_classification_loss(labels, logits):
     """Mean softmax cross-entropy over the positions whose label is >= 0.
 
     Args:
-      labels: int [batch, seq]; negative ids (IGNORE_LABEL) are skipped.
+      labels: int [batch, seq]; negative ids (such as
+        `tfbert.data.ner_alignment.IGNORE_LABEL`) are skipped.
       logits: float32 [batch, seq, num_labels].
 
     Returns:
@@ -31,7 +29,7 @@ def token_classification_loss(labels, logits):
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
-class BertTokenClassifier(keras.Model):
+class BertTokenClassifier(EncoderTaskModel, keras.Model):
     """An encoder with a `TokenClassificationHead` on its sequence output,
     optionally followed by a linear-chain `CRF`.
 
@@ -56,7 +54,7 @@ class BertTokenClassifier(keras.Model):
     ```python
     model = BertTokenClassifier(encoder, 9, use_crf=True, labels=labels)
     model.compile(optimizer="adam", loss=None)
-    model.fit(features, label_ids)  # label_ids [batch, seq], -100 = skip
+    model.fit(features, label_ids)  # [batch, seq]; negative = skip
     tags = model.decode(model(features), label_ids >= 0)
     ```
     """
@@ -119,15 +117,6 @@ class BertTokenClassifier(keras.Model):
         tags = tf.gather(word_tags, tf.maximum(slot, 0), batch_dims=1)
         return tf.where(word_mask, tags, -1)
 
-    def get_config(self):
-        return {"encoder": keras.saving.serialize_keras_object(self.encoder),
-                "num_labels": self.num_labels, "dropout": self.dropout,
-                "use_crf": self.use_crf, "labels": self.labels,
-                "name": self.name, "trainable": self.trainable}
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["encoder"] = keras.saving.deserialize_keras_object(
-            config["encoder"])
-        return cls(**config)
+    def task_config(self):
+        return {"num_labels": self.num_labels, "dropout": self.dropout,
+                "use_crf": self.use_crf, "labels": self.labels}

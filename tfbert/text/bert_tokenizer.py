@@ -59,7 +59,9 @@ from pathlib import Path
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from tfbert.text.vocab import SPECIAL_TOKENS, load_vocabulary, save_vocabulary
+from tfbert.text.vocab import (
+    SPECIAL_TOKENS, VOCABULARY_FILES, find_vocabulary, load_vocabulary,
+    save_vocabulary)
 
 _WHITESPACE = r"\t\n\r\p{Zs}\x{2028}\x{2029}"
 # ASCII symbols count as punctuation for BERT even where Unicode says Sm/Sc/Sk.
@@ -207,6 +209,27 @@ class BertTokenizer(tf.Module):
         pieces, _, _ = self._wordpiece_words(self._normalize(words.flat_values))
         ids = words.with_flat_values(pieces).merge_dims(1, 2)
         return ids[0] if scalar else ids
+
+    @_no_autograph
+    def words(self, texts):
+        """BERT's basic tokenization: the normalised words WordPiece sees.
+
+        The result depends only on `lowercase`, `strip_accents` and
+        `tokenize_chinese_chars`, not on the vocabulary.
+
+        Args:
+          texts: tf.string `[batch]` (or a python list / numpy array of str);
+            a scalar string is allowed.
+
+        Returns:
+          tf.string `tf.RaggedTensor` `[batch, (words)]` (`[words]` for a
+          scalar input); words that normalise to nothing are dropped.
+        """
+        texts, scalar = self._as_batch(texts)
+        words, _, _ = self._split(texts)
+        words = words.with_flat_values(self._normalize(words.flat_values))
+        words = tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
+        return words[0] if scalar else words
 
     @_no_autograph
     def tokenize_with_offsets(self, texts):
@@ -422,14 +445,11 @@ class BertTokenizer(tf.Module):
             if lowercase is not None:
                 settings["lowercase"] = lowercase
         else:
-            vocab_path = next(
-                (directory / candidate for candidate in (
-                    "vocab.txt", "assets/tokenizer/vocabulary.txt")
-                 if (directory / candidate).is_file()), None)
+            vocab_path = find_vocabulary(directory)
         if vocab_path is None:
             raise FileNotFoundError(
-                f"no vocabulary in {directory}: expected vocab.txt or "
-                "assets/tokenizer/vocabulary.txt")
+                f"no vocabulary in {directory}: expected one of "
+                f"{', '.join(VOCABULARY_FILES)}")
         tokens = load_vocabulary(vocab_path)
         settings.update(_read_settings(directory))
         if "lowercase" not in settings:

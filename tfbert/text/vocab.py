@@ -8,6 +8,21 @@ import os
 
 SPECIAL_TOKENS = ("[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]")
 
+# Where a checkpoint directory keeps its vocabulary: HF, Google and tfbert
+# layouts; keras-hub presets.
+VOCABULARY_FILES = ("vocab.txt", os.path.join("assets", "tokenizer",
+                                              "vocabulary.txt"))
+
+
+def find_vocabulary(directory):
+    """The vocabulary file of a checkpoint directory (the first of
+    `VOCABULARY_FILES` that exists), or None."""
+    for relative in VOCABULARY_FILES:
+        path = os.path.join(os.fspath(directory), relative)
+        if os.path.isfile(path):
+            return path
+    return None
+
 
 def load_vocabulary(path):
     """Reads a vocabulary file.

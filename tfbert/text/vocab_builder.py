@@ -1,11 +1,11 @@
 """Learning a WordPiece vocabulary from a corpus.
 
-Words are counted after BERT's basic tokenization (the same splitting
-`BertTokenizer` does: whitespace, punctuation and CJK ideographs as separate
-words, control characters deleted, lower-casing and accent stripping for an
-uncased vocabulary); the pieces are then learned with tensorflow-text's
-WordPiece learner (`wordpiece_tokenizer_learner_lib.learn`, the algorithm
-behind `bert_vocab_from_dataset`).
+Words are counted after BERT's basic tokenization, done by
+`BertTokenizer.words` itself (whitespace, punctuation and CJK ideographs as
+separate words, control characters deleted, lower-casing and accent
+stripping for an uncased vocabulary); the pieces are then learned with
+tensorflow-text's WordPiece learner (`wordpiece_tokenizer_learner_lib.learn`,
+the algorithm behind `bert_vocab_from_dataset`).
 
 Layout of the result (ids are line numbers):
 
@@ -21,77 +21,103 @@ vocabularies have them ([PAD]=0, [UNK]=100, [CLS]=101, [SEP]=102,
 """
 
 import collections
-import unicodedata
 
+import keras
+import numpy as np
 from tensorflow_text.tools.wordpiece_vocab import (
     wordpiece_tokenizer_learner_lib as learner)
 
-from tfbert.text.vocab import save_vocabulary
+from tfbert.text.bert_tokenizer import BertTokenizer
+from tfbert.text.vocab import SPECIAL_TOKENS, save_vocabulary
 
 
-def _is_punctuation(char):
-    code = ord(char)
-    if 33 <= code <= 47 or 58 <= code <= 64 or 91 <= code <= 96 or 123 <= code <= 126:
-        return True
-    return unicodedata.category(char).startswith("P")
-
-
-def _is_cjk(char):
-    code = ord(char)
-    return (0x4E00 <= code <= 0x9FFF or 0x3400 <= code <= 0x4DBF
-            or 0x20000 <= code <= 0x2A6DF or 0x2A700 <= code <= 0x2B73F
-            or 0x2B740 <= code <= 0x2B81F or 0x2B920 <= code <= 0x2CEAF
-            or 0xF900 <= code <= 0xFAFF or 0x2F800 <= code <= 0x2FA1F)
-
-
-def _is_deleted(char):
-    if char in "\t\n\r":
-        return False
-    return (unicodedata.category(char) in ("Cc", "Cf", "Co", "Cs")
-            or char == "\ufffd")
-
-
-def basic_tokenize(text, lowercase=True):
-    """BERT's basic tokenization of one text into words (Python).
+def count_words(lines, lowercase=True, chunk_size=8192, verbose=1):
+    """`collections.Counter` of BERT's basic-tokenized words (str) over an
+    iterable of str lines, split and normalised by `BertTokenizer.words`.
 
     Args:
-      text: str.
+      lines: iterable of str.
       lowercase: lower-case and strip accents (uncased vocabularies).
+      chunk_size: lines per tokenizer call.
+      verbose: 0 silent, 1 a progress bar over the lines read.
+    """
+    # Splitting does not depend on the vocabulary: the special tokens do.
+    splitter = BertTokenizer(list(SPECIAL_TOKENS), lowercase=lowercase)
+    progress = keras.utils.Progbar(None, verbose=verbose, unit_name="line")
+    counts = collections.Counter()
+    done = 0
+    for chunk in _chunks(lines, chunk_size):
+        words = splitter.words(chunk).flat_values.numpy()
+        unique, frequency = np.unique(words, return_counts=True)
+        counts.update({word.decode("utf-8"): int(n)
+                       for word, n in zip(unique, frequency)})
+        done += len(chunk)
+        progress.update(done)
+    return counts
+
+
+def _chunks(items, size):
+    chunk = []
+    for item in items:
+        chunk.append(item)
+        if len(chunk) == size:
+            yield chunk
+            chunk = []
+    if chunk:
+        yield chunk
+
+
+def learn_pieces(counts, vocab_size, reserved, min_count=2,
+                 max_unique_chars=1000, max_token_length=50, verbose=1):
+    """tensorflow-text's `learner.learn` (with its default settings) plus a
+    progress bar: the same steps, its recursive binary search over the
+    word-count threshold written as a loop that reports each trial, one
+    full learning pass over the words each.
+
+    Args:
+      counts: dict word -> count.
+      vocab_size: the learner's target size.
+      reserved: reserved tokens, in vocabulary order.
+      min_count, max_unique_chars, max_token_length: see `build_vocabulary`.
+      verbose: 0 silent, 1 a progress bar over the threshold trials.
 
     Returns:
-      list of str words: whitespace removed, every punctuation character and
-      CJK ideograph its own word.
+      list of str: reserved tokens, single characters, then pieces.
     """
-    text = "".join(c for c in text if not _is_deleted(c))
-    if lowercase:
-        text = unicodedata.normalize("NFD", text.lower())
-        text = "".join(c for c in text if unicodedata.category(c) != "Mn")
-    words = []
-    current = []
-    for char in text:
-        if char.isspace():
-            if current:
-                words.append("".join(current))
-                current = []
-        elif _is_punctuation(char) or _is_cjk(char):
-            if current:
-                words.append("".join(current))
-                current = []
-            words.append(char)
+    params = learner.Params(
+        upper_thresh=int(1e7), lower_thresh=min_count, num_iterations=4,
+        max_input_tokens=int(5e6), max_token_length=max_token_length,
+        max_unique_chars=max_unique_chars, vocab_size=vocab_size,
+        slack_ratio=0.05, include_joiner_token=True, joiner="##",
+        reserved_tokens=reserved)
+    upper, lower = learner.get_search_threshs(
+        counts.items(), params.upper_thresh, params.lower_thresh)
+    words = learner.get_input_words(counts.items(), reserved,
+                                    max_token_length)
+    words = learner.filter_input_words(
+        words, learner.get_allowed_chars(words, max_unique_chars),
+        params.max_input_tokens)
+    # Halving [lower, upper] ends within this many trials.
+    most_trials = max(1, (upper - lower + 1).bit_length())
+    progress = keras.utils.Progbar(most_trials, verbose=verbose,
+                                   unit_name="trial",
+                                   stateful_metrics=["tokens"])
+    slack = params.slack_ratio * vocab_size
+    trial = 0
+    while True:
+        trial += 1
+        threshold = (upper + lower) // 2
+        tokens = learner.learn_with_thresh(words, threshold, params)
+        progress.update(trial, [("tokens", len(tokens))])
+        within_slack = 0 <= vocab_size - len(tokens) <= slack
+        if within_slack or lower >= upper or threshold <= 1:
+            progress.update(most_trials, [("tokens", len(tokens))],
+                            finalize=True)
+            return tokens
+        if len(tokens) > vocab_size:
+            lower = threshold + 1
         else:
-            current.append(char)
-    if current:
-        words.append("".join(current))
-    return words
-
-
-def count_words(lines, lowercase=True):
-    """`collections.Counter` of basic-tokenized words over an iterable of
-    str lines."""
-    counts = collections.Counter()
-    for line in lines:
-        counts.update(basic_tokenize(line, lowercase))
-    return counts
+            upper = threshold - 1
 
 
 def special_tokens(num_unused=0):
@@ -102,7 +128,7 @@ def special_tokens(num_unused=0):
 
 def build_vocabulary(lines, vocab_size, lowercase=True, num_unused=0,
                      max_unique_chars=1000, max_token_length=50,
-                     min_count=2):
+                     min_count=2, verbose=1):
     """Learns a WordPiece vocabulary of exactly `vocab_size` tokens.
 
     Args:
@@ -114,6 +140,8 @@ def build_vocabulary(lines, vocab_size, lowercase=True, num_unused=0,
         counted (they will tokenize to [UNK] or pieces).
       max_token_length: longest piece, in characters.
       min_count: lower bound of the learner's frequency threshold search.
+      verbose: 0 silent, 1 progress bars while counting words and while
+        learning pieces.
 
     Returns:
       list of str, token `i` has id `i`. The learner may stop a few percent
@@ -124,16 +152,15 @@ def build_vocabulary(lines, vocab_size, lowercase=True, num_unused=0,
       ValueError: `vocab_size` is too small for the reserved tokens and the
         corpus' characters, or the corpus is empty.
     """
-    counts = count_words(lines, lowercase)
+    counts = count_words(lines, lowercase, verbose=verbose)
     if not counts:
         raise ValueError("the corpus has no words")
     reserved = special_tokens(num_unused)
     if vocab_size <= len(reserved):
         raise ValueError(f"vocab_size={vocab_size} leaves no room after "
                          f"{len(reserved)} reserved tokens")
-    tokens = learner.learn(
-        counts, vocab_size, reserved, lower_thresh=min_count,
-        max_unique_chars=max_unique_chars, max_token_length=max_token_length)
+    tokens = learn_pieces(counts, vocab_size, reserved, min_count,
+                          max_unique_chars, max_token_length, verbose)
     # The learner's threshold search can end above `vocab_size`; its output
     # is reserved tokens, then single characters, then pieces by decreasing
     # frequency, so dropping the tail drops the rarest pieces only.
