@@ -1,5 +1,9 @@
 """Tiny trained-looking models of every export kind, built directly."""
 
+import os
+import subprocess
+import sys
+
 import keras
 import pytest
 
@@ -66,3 +70,13 @@ def exports(serving_modules, tmp_path_factory):
     base = tmp_path_factory.mktemp("exports")
     return {kind: export_saved_model(module, str(base / kind))
             for kind, module in serving_modules.items()}
+
+
+def saved_model_cli_show(path):
+    """`saved_model_cli show --all` of a SavedModel: its stdout."""
+    cli = subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), "saved_model_cli"),
+         "show", "--dir", str(path), "--all"], capture_output=True, text=True,
+        timeout=300, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    assert cli.returncode == 0, cli.stderr[-2000:]
+    return cli.stdout

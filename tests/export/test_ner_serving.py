@@ -2,9 +2,6 @@
 decoding, stitching) on the same text."""
 
 import json
-import os
-import subprocess
-import sys
 
 import numpy as np
 import pytest
@@ -18,7 +15,7 @@ from tfbert.metrics.ner import get_entities
 from tfbert.models import BertTokenClassifier
 
 from .conftest import NER_LABELS as LABELS
-from .conftest import tiny_encoder
+from .conftest import saved_model_cli_show, tiny_encoder
 
 TEXTS = ["John Smith lives in Paris, France.",
          "Ångström   met  Zoë at the U.N. yesterday!",
@@ -109,14 +106,10 @@ def test_exported_model_tags_like_python_in_a_fresh_process(
         found_entities += k
     assert found_entities >= 3  # the checks above were not vacuous
 
-    cli = subprocess.run(
-        [os.path.join(os.path.dirname(sys.executable), "saved_model_cli"),
-         "show", "--dir", path, "--all"], capture_output=True, text=True,
-        timeout=300, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
-    assert cli.returncode == 0, cli.stderr[-2000:]
+    shown = saved_model_cli_show(path)
     for name in ("serving_default", "serve_token_ids", "text", "word_labels",
                  "entity_scores", "logits", "input_word_ids"):
-        assert name in cli.stdout
+        assert name in shown
 
 
 @pytest.mark.parametrize("use_crf", [False, True])

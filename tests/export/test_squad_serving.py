@@ -2,9 +2,6 @@
 a fresh process that imports only tensorflow and tensorflow_text."""
 
 import json
-import os
-import subprocess
-import sys
 import textwrap
 
 import keras
@@ -19,6 +16,8 @@ from tfbert.export import export_saved_model, unservable_ops
 from tfbert.export.squad_serving import SquadServingModule
 from tfbert.models import BertEncoder, BertSpanLabeler
 from tfbert.text.bert_tokenizer import BertTokenizer
+
+from .conftest import saved_model_cli_show
 
 SETTINGS = dict(max_seq_length=64, doc_stride=16, max_query_length=20)
 MAX_ANSWER_LENGTH = 10
@@ -146,15 +145,11 @@ def test_exported_v2_model_matches_python_in_a_fresh_process(setup, tmp_path,
     _assert_same_answers(served, expected, examples, version_2=True)
     for name in ("start_logits", "end_logits"):
         np.testing.assert_allclose(served[name], logits[name][:4], atol=1e-4)
-    cli = subprocess.run(
-        [os.path.join(os.path.dirname(sys.executable), "saved_model_cli"),
-         "show", "--dir", path, "--all"], capture_output=True, text=True,
-        timeout=300, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
-    assert cli.returncode == 0, cli.stderr[-2000:]
+    shown = saved_model_cli_show(path)
     for name in ("serving_default", "serve_token_ids", "question", "context",
                  "answer_text", "no_answer_probability", "start_logits",
                  "input_word_ids"):
-        assert name in cli.stdout
+        assert name in shown
 
 
 @pytest.mark.parametrize("version_2", [False, True])
