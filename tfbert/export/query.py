@@ -79,3 +79,7 @@ def main(argv=None):
     print(f"model: {path}", file=sys.stderr)
     for index in range(len(next(iter(inputs.values())))):
         print(json.dumps(example_outputs(outputs, index), ensure_ascii=False))
+
+
+if __name__ == "__main__":
+    main()
