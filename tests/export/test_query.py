@@ -49,3 +49,14 @@ def test_a_token_id_signature_is_refused_with_a_clear_message(exports,
     with pytest.raises(SystemExit):
         query.main([exports["ner"], "--signature", "serve_token_ids"])
     assert "is int32; this tool sends text only" in capsys.readouterr().err
+
+
+def test_positional_texts_fill_a_single_text_input(exports, capsys):
+    query.main([exports["ner"], "John lives in Paris.", "--text", "x"])
+    printed = [json.loads(line)
+               for line in capsys.readouterr().out.strip().splitlines()]
+    assert [p["word_texts"] for p in printed] == [
+        ["x"], ["John", "lives", "in", "Paris", "."]]
+    with pytest.raises(SystemExit):
+        query.main([exports["squad"], "Who?", "Me."])
+    assert "give each as an option" in capsys.readouterr().err

@@ -4,6 +4,7 @@ The inputs are read from the signature itself, so this works for every
 export kind (classifier, regressor, SQuAD, NER) and for any signature:
 
     tfbert-query saved_models/sst2 --sentence "A fine film." --sentence "Dull."
+    tfbert-query saved_models/sst2 "A fine film." "Dull."  (one text input)
     tfbert-query saved_models/mrpc --sentence1 "He left." --sentence2 "He went."
     tfbert-query saved_models/squad --question "Who?" --context "Ann did."
     tfbert-query saved_models/ner --text "John lives in Paris."
@@ -60,8 +61,10 @@ def main(argv=None):
         allow_abbrev=False,
         epilog="The inputs of the chosen signature become options.")
     parser.add_argument("path", help="export base or version directory")
+    parser.add_argument("texts", nargs="*",
+                        help="texts for a signature with one text input")
     parser.add_argument("--signature", default="serving_default")
-    known, rest = parser.parse_known_args(argv)
+    known, _ = parser.parse_known_args(argv)
     path = latest_version(known.path)
     signature = tf.saved_model.load(path).signatures.get(known.signature)
     if signature is None:
@@ -71,10 +74,20 @@ def main(argv=None):
         if spec.dtype != tf.string:
             parser.error(f"input {name} of {known.signature!r} is "
                          f"{spec.dtype.name}; this tool sends text only")
-        parser.add_argument(f"--{name}", action="append", required=True,
+        parser.add_argument(f"--{name}", action="append", default=[],
                             help=f"text for input {name} (repeatable)")
     args = parser.parse_args(argv)
-    inputs = {name: tf.constant(getattr(args, name)) for name in specs}
+    texts = {name: getattr(args, name) for name in specs}
+    if args.texts:
+        if len(specs) != 1:
+            parser.error(f"{known.signature!r} has inputs {sorted(specs)}: "
+                         "give each as an option")
+        texts[next(iter(specs))] += args.texts
+    for name, values in texts.items():
+        if not values:
+            parser.error(f"give --{name} (the signature's inputs are "
+                         f"{', '.join('--' + n for n in sorted(specs))})")
+    inputs = {name: tf.constant(values) for name, values in texts.items()}
     outputs = signature(**inputs)
     print(f"model: {path}", file=sys.stderr)
     for index in range(len(next(iter(inputs.values())))):
