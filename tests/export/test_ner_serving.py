@@ -72,6 +72,7 @@ def _python_pipeline(model, tokenizer, text, max_seq_length):
     return words, spans, word_tags, word_scores
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("use_crf", [False, True])
 def test_exported_model_tags_like_python_in_a_fresh_process(
         tmp_path, tokenizer, use_crf, run_fresh_python):

@@ -61,6 +61,7 @@ def test_export_holds_inference_weights_only(kind, serving_modules, exports):
     assert size <= 1.1 * parameter_bytes
 
 
+@pytest.mark.slow
 def test_version_dir_follows_the_umask_and_another_user_can_load_it(
         serving_modules):
     base = tempfile.mkdtemp()
@@ -115,6 +116,7 @@ def test_stale_staging_dirs_are_removed_live_ones_kept(serving_modules,
     assert path == str(tmp_path / "1")
 
 
+@pytest.mark.slow
 def test_token_ids_only_export_loads_without_tensorflow_text(
         serving_modules, exports, tmp_path):
     module = serving_modules["ner"]

@@ -127,6 +127,7 @@ def test_v1_module_matches_python(setup):
     _assert_same_answers(served, expected, examples, version_2=False)
 
 
+@pytest.mark.slow
 def test_exported_v2_model_matches_python_in_a_fresh_process(setup, tmp_path,
                                                              run_fresh_python):
     examples, features, logits = setup[2:]
