@@ -53,8 +53,8 @@ def _python_pipeline(model, tokenizer, text, max_seq_length):
     words, starts, ends = (
         t[0].numpy() for t in tokenizer.split_words_with_offsets([text]))
     encoded = text.encode("utf-8")
-    spans = [(len(encoded[:a].decode("utf-8")), len(encoded[:b].decode("utf-8")))
-             for a, b in zip(starts, ends)]
+    spans = [(len(encoded[:a].decode("utf-8")),
+              len(encoded[:b].decode("utf-8"))) for a, b in zip(starts, ends)]
     words = [w.decode("utf-8") for w in words]
     if not words:
         return [], [], [], []
@@ -67,7 +67,8 @@ def _python_pipeline(model, tokenizer, text, max_seq_length):
     probabilities = tf.nn.softmax(logits, axis=-1).numpy()
     chosen = np.take_along_axis(probabilities,
                                 np.maximum(tags.numpy(), 0)[..., None], -1)
-    word_tags = [LABELS[t] for t in stitch_predictions(features, tags.numpy())[0]]
+    word_tags = [LABELS[t]
+                 for t in stitch_predictions(features, tags.numpy())[0]]
     word_scores = stitch_predictions(features, chosen[..., 0])[0]
     return words, spans, word_tags, word_scores
 

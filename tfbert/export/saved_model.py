@@ -71,7 +71,8 @@ def export_saved_model(module, export_dir, *, token_ids_only=False):
         save_vocabulary(module.tokenizer.vocabulary,
                         os.path.join(staging, "assets", "vocab.txt"))
         write_warmup_requests(
-            os.path.join(staging, "assets.extra", "tf_serving_warmup_requests"),
+            os.path.join(staging, "assets.extra",
+                         "tf_serving_warmup_requests"),
             os.path.basename(os.path.normpath(export_dir)),
             module.warmup_inputs(token_ids_only))
         while True:
