@@ -1,23 +1,26 @@
-"""The raw-text NER signature against Python decoding, in a fresh process."""
+"""The NER export against the `tasks.ner` Python pipeline (words, windows,
+decoding, stitching) on the same text."""
 
 import json
-import re
 
 import numpy as np
 import pytest
+import tensorflow as tf
 
-from tfbert.config import BertConfig
-from tfbert.data.ner_alignment import convert_to_features, pad_batch
+from tfbert.data.ner_alignment import (convert_to_features, pad_batch,
+                                       stitch_predictions)
 from tfbert.export import export_saved_model, unservable_ops
 from tfbert.export.ner_serving import NerServingModule
 from tfbert.metrics.ner import get_entities
-from tfbert.models import BertEncoder, BertTokenClassifier
-from tfbert.text import BertTokenizer
+from tfbert.models import BertTokenClassifier
 
-LABELS = ["O", "B-LOC", "I-LOC", "B-PER", "I-PER"]
+from .conftest import NER_LABELS as LABELS
+from .conftest import saved_model_cli_show, tiny_encoder
+
 TEXTS = ["John Smith lives in Paris, France.",
          "Ångström   met  Zoë at the U.N. yesterday!",
          "x",
+         "",
          "New York's mayor spoke to Angela Merkel and Emmanuel Macron today."]
 
 LOAD_AND_CALL = """
@@ -31,76 +34,117 @@ print(json.dumps({k: v.numpy().tolist() for k, v in out.items()},
 """
 
 
-def _python_decoding(model, tokenizer, text):
-    """Words by the pre-tokenizer rule (ASCII-safe regex), Python windows
-    and decoding, entities by tfbert.metrics.ner."""
-    matches = list(re.finditer(r"[^\W_]+|[^\w\s]|_", text))
-    words = [m.group() for m in matches]
-    features = convert_to_features([words], None, tokenizer, 64)
-    assert len(features) == 1
-    ids = pad_batch(features.input_word_ids, 0)
-    logits = model({"input_word_ids": ids, "input_mask": np.ones_like(ids),
-                    "input_type_ids": np.zeros_like(ids)})
-    tags = model.decode(logits, features.word_index[0][None] >= 0).numpy()[0]
-    tags = [LABELS[t] for t in tags[features.word_index[0] >= 0]]
-    entities = [(t, matches[a].start(), matches[b].end())
-                for t, a, b in get_entities(tags)]
-    return words, tags, entities
-
-
-@pytest.mark.parametrize("use_crf", [False, True])
-def test_raw_text_signature_matches_python(tmp_path, minilm_dir, use_crf,
-                                           run_fresh_python):
-    tokenizer = BertTokenizer.from_pretrained(minilm_dir)
-    encoder = BertEncoder(BertConfig(
-        vocab_size=tokenizer.vocab_size, hidden_size=32, num_layers=2,
-        num_heads=2, intermediate_size=64))
-    model = BertTokenClassifier(encoder, len(LABELS), use_crf=use_crf,
-                                labels=LABELS)
+def _model(tokenizer, use_crf):
+    model = BertTokenClassifier(tiny_encoder(tokenizer), len(LABELS),
+                                use_crf=use_crf, labels=LABELS)
     rng = np.random.default_rng(0)
     kernel = model.head.dense.kernel
     kernel.assign(rng.normal(scale=2.0, size=kernel.shape).astype("float32"))
     if use_crf:
         model.crf.transitions.assign(
             rng.normal(size=(5, 5)).astype("float32"))
+    return model
+
+
+def _python_pipeline(model, tokenizer, text, max_seq_length):
+    """What `tasks.ner` does for one text: words with their character spans,
+    windowed features, decoding, stitching; plus each word's softmax
+    probability of its tag in the window it was taken from."""
+    words, starts, ends = (
+        t[0].numpy() for t in tokenizer.split_words_with_offsets([text]))
+    encoded = text.encode("utf-8")
+    spans = [(len(encoded[:a].decode("utf-8")),
+              len(encoded[:b].decode("utf-8"))) for a, b in zip(starts, ends)]
+    words = [w.decode("utf-8") for w in words]
+    if not words:
+        return [], [], [], []
+    features = convert_to_features([words], None, tokenizer, max_seq_length)
+    ids = pad_batch(features.input_word_ids, 0)
+    logits = model({"input_word_ids": ids,
+                    "input_mask": (ids > 0).astype(np.int32),
+                    "input_type_ids": np.zeros_like(ids)})
+    tags = model.decode(logits, pad_batch(features.word_index, -1) >= 0)
+    probabilities = tf.nn.softmax(logits, axis=-1).numpy()
+    chosen = np.take_along_axis(probabilities,
+                                np.maximum(tags.numpy(), 0)[..., None], -1)
+    word_tags = [LABELS[t]
+                 for t in stitch_predictions(features, tags.numpy())[0]]
+    word_scores = stitch_predictions(features, chosen[..., 0])[0]
+    return words, spans, word_tags, word_scores
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("use_crf", [False, True])
+def test_exported_model_tags_like_python_in_a_fresh_process(
+        tmp_path, tokenizer, use_crf, run_fresh_python):
+    model = _model(tokenizer, use_crf)
     module = NerServingModule(model, tokenizer, LABELS, max_seq_length=64)
-    path = export_saved_model(module, str(tmp_path / "ner"),
-                              module.signatures())
+    path = export_saved_model(module, str(tmp_path / "ner"))
     assert unservable_ops(path) == []
 
     out = run_fresh_python(LOAD_AND_CALL, path, json.dumps(TEXTS))
 
     found_entities = 0
     for i, text in enumerate(TEXTS):
-        words, tags, entities = _python_decoding(model, tokenizer, text)
+        words, spans, tags, scores = _python_pipeline(model, tokenizer, text,
+                                                      64)
         n = out["num_words"][i]
         assert out["word_texts"][i][:n] == words
         assert out["word_labels"][i][:n] == tags
-        for start, end, word in zip(out["word_starts"][i][:n],
-                                    out["word_ends"][i][:n], words):
-            assert text[start:end] == word
+        assert list(zip(out["word_starts"][i][:n],
+                        out["word_ends"][i][:n])) == spans
+        entities = [(t, spans[a][0], spans[b][1], np.mean(scores[a:b + 1]))
+                    for t, a, b in get_entities(tags)]
         k = out["num_entities"][i]
-        served = list(zip(out["entity_types"][i][:k],
-                          out["entity_starts"][i][:k],
-                          out["entity_ends"][i][:k]))
-        assert served == entities
-        for (_, start, end), entity_text, score in zip(
-                served, out["entity_texts"][i][:k],
-                out["entity_scores"][i][:k]):
-            assert text[start:end] == entity_text
-            assert 0.0 < score <= 1.0
+        assert len(entities) == k
+        for j, (entity_type, start, end, score) in enumerate(entities):
+            assert out["entity_types"][i][j] == entity_type
+            assert (out["entity_starts"][i][j], out["entity_ends"][i][j]) == (
+                start, end)
+            assert out["entity_texts"][i][j] == text[start:end]
+            assert out["entity_scores"][i][j] == pytest.approx(score,
+                                                               abs=1e-5)
         assert all(t == "" for t in out["entity_types"][i][k:])
         found_entities += k
-    assert found_entities >= 3  # the check above was not vacuous
+    assert found_entities >= 3  # the checks above were not vacuous
+
+    shown = saved_model_cli_show(path)
+    for name in ("serving_default", "serve_token_ids", "text", "word_labels",
+                 "entity_scores", "logits", "input_word_ids"):
+        assert name in shown
 
 
-def test_long_text_is_truncated_to_the_window(tmp_path, minilm_dir):
-    tokenizer = BertTokenizer.from_pretrained(minilm_dir)
-    encoder = BertEncoder(BertConfig(
-        vocab_size=tokenizer.vocab_size, hidden_size=16, num_layers=1,
-        num_heads=2, intermediate_size=32))
-    model = BertTokenClassifier(encoder, len(LABELS), labels=LABELS)
-    module = NerServingModule(model, tokenizer, LABELS, max_seq_length=8)
-    out = module.tag_text(np.array(["a b c d e f g h i j", "a"]))
-    assert list(out["num_words"].numpy()) == [6, 1]
-    assert out["word_labels"].shape == (2, 6)
+@pytest.mark.parametrize("use_crf", [False, True])
+def test_every_word_of_a_long_text_is_tagged_as_tasks_ner_evaluates(
+        tokenizer, shared_data_dir, use_crf):
+    words = []
+    with open(shared_data_dir / "conll2003" / "valid.txt",
+              encoding="utf-8") as f:
+        for line in f:
+            if line.strip() and not line.startswith("-DOCSTART-"):
+                words.append(line.split()[0])
+            if len(words) == 2000:
+                break
+    text = " ".join(words)
+    model = _model(tokenizer, use_crf)
+    module = NerServingModule(model, tokenizer, LABELS, max_seq_length=24)
+    out = module.signatures()["serving_default"](
+        text=tf.constant([text, "Short one."]))
+
+    expected_words, _, tags, _ = _python_pipeline(model, tokenizer, text, 24)
+    assert len(expected_words) >= 2000
+    n = int(out["num_words"][0])
+    assert n == len(expected_words)
+    assert [t.decode() for t in out["word_labels"][0][:n].numpy()] == tags
+    assert len(set(tags)) > 1
+
+
+def test_words_come_from_the_tokenizers_pre_tokenizer(serving_modules):
+    serve = serving_modules["ner"].signatures()["serving_default"]
+    # CJK ideographs are words of their own; a form feed is a control
+    # character BERT deletes (joining its neighbours), not a space.
+    out = serve(text=tf.constant(["東京 is big", "a\x0cb c"]))
+    words = [[w.decode() for w in row[:n]] for row, n in zip(
+        out["word_texts"].numpy(), out["num_words"].numpy())]
+    assert words == [["東", "京", "is", "big"], ["a\x0cb", "c"]]
+    assert out["word_starts"].numpy().tolist() == [[0, 1, 3, 6], [0, 4, 0, 0]]

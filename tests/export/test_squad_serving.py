@@ -7,6 +7,7 @@ import textwrap
 import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 
 from tfbert.config import BertConfig
 from tfbert.data import squad
@@ -15,6 +16,8 @@ from tfbert.export import export_saved_model, unservable_ops
 from tfbert.export.squad_serving import SquadServingModule
 from tfbert.models import BertEncoder, BertSpanLabeler
 from tfbert.text.bert_tokenizer import BertTokenizer
+
+from .conftest import saved_model_cli_show
 
 SETTINGS = dict(max_seq_length=64, doc_stride=16, max_query_length=20)
 MAX_ANSWER_LENGTH = 10
@@ -116,23 +119,21 @@ def test_v1_module_matches_python(setup):
     examples = setup[2]
     threshold, expected = _expected(setup, version_2=False)
     module = _module(setup, False, threshold)
-    out = module.answer(
-        np.array([e.question for e in examples]),
-        np.array([e.context for e in examples]))
+    out = module.signatures()["serving_default"](
+        question=tf.constant([e.question for e in examples]),
+        context=tf.constant([e.context for e in examples]))
     served = {k: v.numpy().tolist() for k, v in out.items()}
     served["answer_text"] = [t.decode() for t in served["answer_text"]]
     _assert_same_answers(served, expected, examples, version_2=False)
 
 
+@pytest.mark.slow
 def test_exported_v2_model_matches_python_in_a_fresh_process(setup, tmp_path,
                                                              run_fresh_python):
     examples, features, logits = setup[2:]
     threshold, expected = _expected(setup, version_2=True)
     module = _module(setup, True, threshold)
-    path = export_saved_model(
-        module, str(tmp_path / "squad"), module.signatures(),
-        warmup_inputs={"serving_default": {
-            "question": np.array([b"Who?"]), "context": np.array([b"Me."])}})
+    path = export_saved_model(module, str(tmp_path / "squad"))
     assert path.endswith("/1")
     assert unservable_ops(path) == []
 
@@ -145,3 +146,25 @@ def test_exported_v2_model_matches_python_in_a_fresh_process(setup, tmp_path,
     _assert_same_answers(served, expected, examples, version_2=True)
     for name in ("start_logits", "end_logits"):
         np.testing.assert_allclose(served[name], logits[name][:4], atol=1e-4)
+    shown = saved_model_cli_show(path)
+    for name in ("serving_default", "serve_token_ids", "question", "context",
+                 "answer_text", "no_answer_probability", "start_logits",
+                 "input_word_ids"):
+        assert name in shown
+
+
+@pytest.mark.parametrize("version_2", [False, True])
+def test_contexts_without_tokens_have_no_answer(setup, version_2):
+    serve = _module(setup, version_2, 0.0).signatures()["serving_default"]
+    for contexts in ([], [""], ["   \t\n"], ["\u200b\u200b"],
+                     ["\u200b", "The tower is in Paris.", ""]):
+        served = serve(question=tf.constant(["Where?"] * len(contexts),
+                                            tf.string),
+                       context=tf.constant(contexts, tf.string))
+        assert {k: v.shape.as_list() for k, v in served.items()} == {
+            k: [len(contexts)] for k in served}
+        for i, context in enumerate(contexts):
+            if not context.strip("\u200b \t\n"):
+                assert served["answer_text"][i] == b""
+                assert served["start_char"][i] == served["end_char"][i] == -1
+    assert served["answer_text"][1] != b"" or version_2  # a real context

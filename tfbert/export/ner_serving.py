@@ -220,7 +220,8 @@ class NerServingModule(ServingModule):
                                    side="left", out_type=tf.int64)
 
         word_starts, word_ends = to_chars(byte_starts), to_chars(byte_ends)
-        byte_starts, byte_ends = byte_starts.to_tensor(0), byte_ends.to_tensor(0)
+        byte_starts = byte_starts.to_tensor(0)
+        byte_ends = byte_ends.to_tensor(0)
         word_texts = tf.strings.substr(
             tf.broadcast_to(text[:, None], tf.shape(byte_starts)),
             byte_starts, byte_ends - byte_starts)

@@ -8,6 +8,7 @@ import socket
 import tempfile
 
 import tensorflow as tf
+from absl import logging as absl_logging
 
 from tfbert.export.serving_ops import check_serving_ops
 from tfbert.export.warmup import write_warmup_requests
@@ -70,7 +71,8 @@ def export_saved_model(module, export_dir, *, token_ids_only=False):
         save_vocabulary(module.tokenizer.vocabulary,
                         os.path.join(staging, "assets", "vocab.txt"))
         write_warmup_requests(
-            os.path.join(staging, "assets.extra", "tf_serving_warmup_requests"),
+            os.path.join(staging, "assets.extra",
+                         "tf_serving_warmup_requests"),
             os.path.basename(os.path.normpath(export_dir)),
             module.warmup_inputs(token_ids_only))
         while True:
@@ -88,15 +90,17 @@ def export_saved_model(module, export_dir, *, token_ids_only=False):
 
 
 def _save_quietly(module, path, signatures):
-    """`tf.saved_model.save` without its INFO lines (one per renamed
-    signature input and per function it finds)."""
+    """`tf.saved_model.save` without its INFO lines (one per signature input
+    it renames, and per file it writes)."""
     tf_logger = logging.getLogger("tensorflow")
-    level = tf_logger.level
+    levels = absl_logging.get_verbosity(), tf_logger.level
+    absl_logging.set_verbosity(absl_logging.WARNING)
     tf_logger.setLevel(logging.WARNING)
     try:
         tf.saved_model.save(module, path, signatures=signatures)
     finally:
-        tf_logger.setLevel(level)
+        absl_logging.set_verbosity(levels[0])
+        tf_logger.setLevel(levels[1])
 
 
 def _umask():

@@ -128,13 +128,13 @@ class ServingModule(tf.Module):
             valid = tf.equal(text, tf.strings.unicode_transcode(
                 text, "UTF-8", "UTF-8", errors="replace"))
             checks.append(tf.debugging.Assert(tf.reduce_all(valid), [
-                f"input '{name}' is not valid UTF-8 at batch index",
+                f"input {name} is not valid UTF-8 at batch index",
                 tf.where(~valid)[:1, 0]]))
         first = self.text_inputs[0]
         for name, text in zip(self.text_inputs[1:], texts[1:]):
             checks.append(tf.debugging.assert_equal(
                 tf.size(texts[0]), tf.size(text), message=(
-                    f"inputs '{first}' and '{name}' must have the same "
+                    f"inputs {first} and {name} must have the same "
                     "batch size")))
         with tf.control_dependencies(checks):
             return [tf.identity(text) for text in texts]
@@ -148,7 +148,7 @@ class ServingModule(tf.Module):
             values = features[name]
             inside = (values >= 0) & (values < upper)
             checks.append(tf.debugging.Assert(tf.reduce_all(inside), [
-                f"input '{name}' has values outside [0, {upper}) at "
+                f"input {name} has values outside [0, {upper}) at "
                 "[batch, position]", tf.where(~inside)[:1]]))
         with tf.control_dependencies(checks):
             return {name: tf.identity(value)

@@ -115,9 +115,9 @@ class SquadServingModule(ServingModule):
             nrows=tf.size(w["num_windows"], tf.int64))
         # One padding column keeps the argmax below defined for a batch of
         # zero examples.
-        siblings = tf.gather(tf.pad(rows.to_tensor(-1), [[0, 0], [0, 1], [0, 0]],
-                                    constant_values=-1),
-                             w["example"])                          # [W, M, 2]
+        padded_rows = tf.pad(rows.to_tensor(-1), [[0, 0], [0, 1], [0, 0]],
+                             constant_values=-1)
+        siblings = tf.gather(padded_rows, w["example"])            # [W, M, 2]
         sib_start = siblings[:, tf.newaxis, :, 0]
         sib_length = siblings[:, tf.newaxis, :, 1]
         offset = token[:, :, tf.newaxis] - sib_start                 # [W, S, M]

@@ -1,0 +1,82 @@
+"""Tiny trained-looking models of every export kind, built directly."""
+
+import os
+import subprocess
+import sys
+
+import keras
+import pytest
+
+from tfbert.config import BertConfig
+from tfbert.export import export_saved_model
+from tfbert.export.classifier_serving import ClassifierServingModule
+from tfbert.export.ner_serving import NerServingModule
+from tfbert.export.squad_serving import SquadServingModule
+from tfbert.models import (BertClassifier, BertEncoder, BertSpanLabeler,
+                           BertTokenClassifier)
+from tfbert.text import BertTokenizer
+from tfbert.text.bert_preprocessor import BertPreprocessor
+
+NER_LABELS = ["O", "B-LOC", "I-LOC", "B-PER", "I-PER"]
+SEQ_LENGTH = 16
+
+
+@pytest.fixture(scope="session")
+def tokenizer(minilm_dir):
+    """The real uncased vocabulary (30,522 tokens)."""
+    return BertTokenizer(str(minilm_dir / "vocab.txt"))
+
+
+def tiny_encoder(tokenizer, seed=0):
+    keras.utils.set_random_seed(seed)
+    return BertEncoder(BertConfig(
+        vocab_size=tokenizer.vocab_size, hidden_size=16, num_layers=1,
+        num_heads=2, intermediate_size=32, max_position_embeddings=64))
+
+
+def compiled(model):
+    """`model` as a training run leaves it: compiled, with AdamW slots."""
+    model.compile(optimizer=keras.optimizers.AdamW(1e-3))
+    model.optimizer.build(model.trainable_variables)
+    return model
+
+
+@pytest.fixture(scope="session")
+def serving_modules(tokenizer):
+    """kind -> export module around a compiled tiny model."""
+    preprocessor = BertPreprocessor(tokenizer, seq_length=SEQ_LENGTH)
+    return {
+        "classifier": ClassifierServingModule(
+            compiled(BertClassifier(tiny_encoder(tokenizer), 2)),
+            preprocessor, ["negative", "positive"],
+            ("sentence1", "sentence2")),
+        "regressor": ClassifierServingModule(
+            compiled(BertClassifier(tiny_encoder(tokenizer), 1)),
+            preprocessor, None, ("sentence",)),
+        "squad": SquadServingModule(
+            compiled(BertSpanLabeler(tiny_encoder(tokenizer))), tokenizer,
+            max_seq_length=32, doc_stride=8, max_query_length=8,
+            max_answer_length=5),
+        "ner": NerServingModule(
+            compiled(BertTokenClassifier(tiny_encoder(tokenizer),
+                                         len(NER_LABELS), labels=NER_LABELS)),
+            tokenizer, NER_LABELS, max_seq_length=SEQ_LENGTH),
+    }
+
+
+@pytest.fixture(scope="session")
+def exports(serving_modules, tmp_path_factory):
+    """kind -> version directory of its full export."""
+    base = tmp_path_factory.mktemp("exports")
+    return {kind: export_saved_model(module, str(base / kind))
+            for kind, module in serving_modules.items()}
+
+
+def saved_model_cli_show(path):
+    """`saved_model_cli show --all` of a SavedModel: its stdout."""
+    cli = subprocess.run(
+        [os.path.join(os.path.dirname(sys.executable), "saved_model_cli"),
+         "show", "--dir", str(path), "--all"], capture_output=True, text=True,
+        timeout=300, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    assert cli.returncode == 0, cli.stderr[-2000:]
+    return cli.stdout
