@@ -57,9 +57,7 @@ class SentencePieceTokenizer(tf.Module):
         if isinstance(model, (str, Path)):
             model = Path(model).read_bytes()
         self._model = bytes(model)
-        self._sentencepiece = tf_text.SentencepieceTokenizer(
-            model=self._model, out_type=tf.int32)
-        self._pieces = self._read_pieces()
+        self._sentencepiece, self._pieces = _load(self._model)
         self._ids = {piece: i for i, piece in enumerate(self._pieces)}
         self.lowercase = bool(lowercase)
         self.keep_accents = bool(keep_accents)
@@ -146,16 +144,6 @@ class SentencePieceTokenizer(tf.Module):
             texts = tf.strings.lower(texts, encoding="utf-8")
         return texts
 
-    def _read_pieces(self):
-        """The model's pieces in id order (ValueError if it is not a model)."""
-        try:
-            size = int(self._sentencepiece.vocab_size())
-            pieces = self._sentencepiece.id_to_string(tf.range(size))
-        except tf.errors.OpError as e:
-            raise ValueError(
-                f"not a SentencePiece model: {e.message}") from None
-        return [p.decode("utf-8") for p in pieces.numpy()]
-
     # -- saving and loading -----------------------------------------------
 
     def get_config(self):
@@ -206,3 +194,16 @@ class SentencePieceTokenizer(tf.Module):
         settings.update(kwargs)
         return cls(model_path.read_bytes(), **settings)
 
+
+
+def _load(model):
+    """The tf-text tokenizer of a serialized model and its pieces in id
+    order; ValueError if `model` is not a SentencePiece model."""
+    try:
+        sentencepiece = tf_text.SentencepieceTokenizer(model=model,
+                                                       out_type=tf.int32)
+        size = int(sentencepiece.vocab_size())
+        pieces = sentencepiece.id_to_string(tf.range(size)).numpy()
+    except tf.errors.OpError as e:
+        raise ValueError(f"not a SentencePiece model: {e.message}") from None
+    return sentencepiece, [p.decode("utf-8") for p in pieces]
