@@ -10,6 +10,6 @@ from tfbert.text import BertPreprocessor, BertTokenizer, Preprocessor
 
 __version__ = "0.1.0"
 
-__all__ = ["BertConfig", "BertEncoder", "BertTokenizer", "BertPreprocessor", "Preprocessor",
-           "SentenceEncoder", "BertClassifier", "BertSpanLabeler",
+__all__ = ["BertConfig", "BertEncoder", "BertTokenizer", "BertPreprocessor",
+           "Preprocessor", "SentenceEncoder", "BertClassifier", "BertSpanLabeler",
            "BertTokenClassifier", "BertPretrainer", "PRESETS", "__version__"]
