@@ -170,7 +170,8 @@ class ByteBpeTokenizer(tf.Module):
         try:
             return self._tokens[int(token_id)]
         except KeyError:
-            raise IndexError(f"id {token_id} is not in the vocabulary") from None
+            raise IndexError(
+                f"id {token_id} is not in the vocabulary") from None
 
     # -- tokenization -----------------------------------------------------
 
@@ -189,8 +190,8 @@ class ByteBpeTokenizer(tf.Module):
         texts, scalar = _as_batch(texts)
         if self.add_prefix_space:
             # HF leaves empty texts empty.
-            texts = tf.where(tf.strings.regex_full_match(texts, "(?s:| .*)"),
-                             texts, tf.strings.join([" ", texts]))
+            keep = tf.strings.regex_full_match(texts, "(?s:| .*)")
+            texts = tf.where(keep, texts, tf.strings.join([" ", texts]))
         words = self.pre_tokenize(texts)
         # Each distinct pre-token is merged once per call.
         unique_words, word_index = tf.unique(words.flat_values)
@@ -218,31 +219,29 @@ class ByteBpeTokenizer(tf.Module):
         runs, starts, ends = tf_text.regex_split_with_offsets(
             searchable, _WHITESPACE_RUN, _WHITESPACE_RUN)
         rows = runs.value_rowids()
-        runs, starts, ends = runs.flat_values, starts.flat_values, ends.flat_values
+        runs, starts, ends = (runs.flat_values, starts.flat_values,
+                              ends.flat_values)
+        count = tf.size(rows)
         # Runs alternate between whitespace and other text within a row.
-        is_space = tf.strings.regex_full_match(runs, _WHITESPACE_RUN)
-        followed = tf.concat([tf.equal(rows[1:], rows[:-1]),
-                              tf.zeros([tf.minimum(tf.size(rows), 1)],
-                                       tf.bool)], axis=0)
+        followed = tf.concat([tf.equal(rows[1:], rows[:-1]), [False]],
+                             axis=0)[:count]
+        split_run = tf.strings.regex_full_match(runs, _WHITESPACE_RUN) & (
+            followed)
         last_char = tf.strings.substr(runs, -1, 1, unit="UTF8_CHAR")
-        split_run = is_space & followed
-        cut = tf.where(
-            split_run, ends - tf.cast(tf.strings.length(last_char), tf.int64),
-            ends)
+        cut = ends - tf.cast(split_run, tf.int64) * tf.cast(
+            tf.strings.length(last_char), tf.int64)
         gives_space = split_run & tf.equal(last_char, " ")
-        gets_space = tf.concat([tf.zeros([tf.minimum(tf.size(rows), 1)],
-                                         tf.bool), gives_space[:-1]], axis=0)
-        # Each run yields up to two spans: [start, cut) (a text run starts
-        # one byte early if it takes the preceding space) and, for a split
-        # whitespace run whose last character is not a space, [cut, end).
+        gets_space = tf.concat([[False], gives_space[:-1]], axis=0)[:count]
+        # Each run yields up to two spans: [start, cut), where a text run
+        # starts one byte early if it takes the preceding space, and, for a
+        # split whitespace run whose last character is not a space,
+        # [cut, end).
         first_start = starts - tf.cast(gets_space, tf.int64)
-        first_end = tf.where(gives_space | split_run, cut, ends)
-        span_starts = tf.stack([first_start, cut], axis=1)
-        span_ends = tf.stack([first_end, ends], axis=1)
-        valid = tf.stack([first_end > first_start,
-                          split_run & ~gives_space], axis=1)
-        span_starts = tf.boolean_mask(span_starts, valid)
-        span_ends = tf.boolean_mask(span_ends, valid)
+        valid = tf.stack([cut > first_start, split_run & ~gives_space],
+                         axis=1)
+        span_starts = tf.boolean_mask(tf.stack([first_start, cut], axis=1),
+                                      valid)
+        span_ends = tf.boolean_mask(tf.stack([cut, ends], axis=1), valid)
         span_rows = tf.boolean_mask(tf.stack([rows, rows], axis=1), valid)
 
         span_text = tf.strings.substr(tf.gather(searchable, span_rows),
@@ -251,9 +250,9 @@ class ByteBpeTokenizer(tf.Module):
             span_text, _PRE_TOKEN, _PRE_TOKEN)
         word_spans = word_starts.value_rowids()
         word_rows = tf.gather(span_rows, word_spans)
-        word_starts = tf.gather(span_starts, word_spans) + word_starts.flat_values
-        word_lengths = word_ends.flat_values - word_starts + tf.gather(
-            span_starts, word_spans)
+        word_lengths = word_ends.flat_values - word_starts.flat_values
+        word_starts = (tf.gather(span_starts, word_spans)
+                       + word_starts.flat_values)
         words = tf.strings.substr(tf.gather(texts, word_rows), word_starts,
                                   word_lengths)
         return tf.RaggedTensor.from_value_rowids(
@@ -332,7 +331,8 @@ class ByteBpeTokenizer(tf.Module):
                     token = token.get("content")
                 if token:
                     settings[f"{role}_token"] = token
-        vocab_path, merges_path = directory / "vocab.json", directory / "merges.txt"
+        vocab_path = directory / "vocab.json"
+        merges_path = directory / "merges.txt"
         if vocab_path.is_file() and merges_path.is_file():
             vocabulary = _read_json(vocab_path)
             merges = _read_merges(merges_path)
@@ -366,7 +366,8 @@ def _read_json(path):
         with open(path, encoding="utf-8") as f:
             return json.load(f)
     except json.JSONDecodeError as e:
-        raise ValueError(f"{path}, line {e.lineno}: invalid JSON ({e.msg})") from None
+        raise ValueError(
+            f"{path}, line {e.lineno}: invalid JSON ({e.msg})") from None
 
 
 def _read_merges(path):
@@ -378,8 +379,9 @@ def _read_merges(path):
                 continue
             parts = line.split(" ")
             if len(parts) != 2 or not all(parts):
-                raise ValueError(f"{path}, line {number}: a merge must be two "
-                                 f"tokens separated by one space, got {line!r}")
+                raise ValueError(
+                    f"{path}, line {number}: a merge must be two tokens "
+                    f"separated by one space, got {line!r}")
             merges.append(tuple(parts))
     return merges
 

@@ -239,8 +239,8 @@ def _model_type(name_or_path):
         with open(config_path, encoding="utf-8") as f:
             config = json.load(f)
     except json.JSONDecodeError as e:
-        raise ValueError(
-            f"{config_path}, line {e.lineno}: invalid JSON ({e.msg})") from None
+        raise ValueError(f"{config_path}, line {e.lineno}: invalid JSON "
+                         f"({e.msg})") from None
     model_type = config.get("model_type", "bert")
     known = sorted((*WORDPIECE_FAMILIES, *FAMILIES))
     if model_type not in known:

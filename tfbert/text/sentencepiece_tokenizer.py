@@ -175,7 +175,8 @@ class SentencePieceTokenizer(tf.Module):
         model_path = directory / "spiece.model"
         if not model_path.is_file():
             raise FileNotFoundError(
-                f"no SentencePiece model in {directory}: expected spiece.model")
+                f"no SentencePiece model in {directory}: expected "
+                "spiece.model")
         settings = {}
         config_path = directory / "tokenizer_config.json"
         if config_path.is_file():
