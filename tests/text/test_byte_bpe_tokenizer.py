@@ -10,7 +10,7 @@ from transformers import AutoTokenizer
 
 from tfbert.export.serving_ops import check_serving_ops
 from tfbert.text import ByteBpeTokenizer
-from zoo_checkpoints import real_texts, sample_texts
+from zoo_checkpoints import pieces_per_word, real_texts, sample_texts
 
 # Every Unicode White_Space character, and text around them that exercises
 # each branch of the GPT-2 pattern (contractions, " ?" prefixes, whitespace
@@ -142,3 +142,19 @@ def test_merge_outside_vocabulary_is_rejected(roberta_dir):
         vocabulary = json.load(f)
     with pytest.raises(ValueError, match="merge 0 .* not in the vocabulary"):
         ByteBpeTokenizer(vocabulary, ["zzzzq qqqqz"])
+
+
+def test_words_match_hf_split_into_words(roberta_dir, shared_data_dir):
+    from tfbert.data.conll import read_conll
+
+    sentences = [s.words for s in read_conll(
+        shared_data_dir / "conll2003" / "valid.txt")][::10]
+    hf_tokenizer = AutoTokenizer.from_pretrained(roberta_dir,
+                                                 add_prefix_space=True)
+    encoding = hf_tokenizer(sentences, is_split_into_words=True,
+                            add_special_tokens=False)
+    ours = ByteBpeTokenizer.from_pretrained(roberta_dir).tokenize_words(
+        sentences).to_list()
+    for index, words in enumerate(sentences):
+        assert ours[index] == pieces_per_word(encoding, index, len(words)), (
+            words)

@@ -16,7 +16,7 @@ from transformers import AutoTokenizer
 
 from tfbert.export.serving_ops import saved_model_ops, unservable_ops
 from tfbert.text import SentencePieceTokenizer
-from zoo_checkpoints import real_texts, sample_texts
+from zoo_checkpoints import pieces_per_word, real_texts, sample_texts
 
 # tf-text's SentencePiece ops: linked by TF Serving with the rest of
 # tf-text, but not (yet) listed by tfbert.export.serving_ops.
@@ -134,3 +134,17 @@ def test_not_a_model_is_rejected(tmp_path):
     (tmp_path / "spiece.model").write_bytes(b"not a model")
     with pytest.raises(ValueError, match="not a SentencePiece model"):
         SentencePieceTokenizer.from_pretrained(tmp_path)
+
+
+def test_words_match_hf_split_into_words(tokenizer, hf_tokenizer,
+                                         shared_data_dir):
+    from tfbert.data.conll import read_conll
+
+    sentences = [s.words for s in read_conll(
+        shared_data_dir / "conll2003" / "valid.txt")][::10]
+    encoding = hf_tokenizer(sentences, is_split_into_words=True,
+                            add_special_tokens=False)
+    ours = tokenizer.tokenize_words(sentences).to_list()
+    for index, words in enumerate(sentences):
+        assert ours[index] == pieces_per_word(encoding, index, len(words)), (
+            words)

@@ -150,6 +150,16 @@ class ByteBpeTokenizer(tf.Module):
         return self._ids[self.special_tokens["pad"]]
 
     @property
+    def cls_id(self):
+        """RoBERTa's classification token is its <s> (HF `cls_token`)."""
+        return self.bos_id
+
+    @property
+    def sep_id(self):
+        """RoBERTa's separator is its </s> (HF `sep_token`)."""
+        return self.eos_id
+
+    @property
     def unk_id(self):
         return self._ids[self.special_tokens["unk"]]
 
@@ -188,7 +198,32 @@ class ByteBpeTokenizer(tf.Module):
           scalar).
         """
         texts, scalar = _as_batch(texts)
-        if self.add_prefix_space:
+        pieces = self._tokenize(texts, self.add_prefix_space)
+        return pieces[0] if scalar else pieces
+
+    @_no_autograph
+    def tokenize_words(self, words):
+        """Pre-split words (e.g. CoNLL tokens) to BPE ids per word.
+
+        Each word is tokenized as its own text with a prefix space, like HF's
+        `is_split_into_words=True` (which RoBERTa's HF tokenizer allows only
+        with `add_prefix_space=True`); a word may still be split further by
+        the pre-tokenizer ("U.S." gives pieces of " U", ".", "S", ".").
+
+        Args:
+          words: tf.string `tf.RaggedTensor` `[batch, (words)]` (or a list of
+            lists of str).
+
+        Returns:
+          int32 `tf.RaggedTensor` `[batch, (words), (pieces)]`.
+        """
+        words = _as_word_batch(words)
+        return words.with_flat_values(
+            self._tokenize(words.flat_values, add_prefix_space=True))
+
+    def _tokenize(self, texts, add_prefix_space):
+        """[batch] texts -> int32 ragged [batch, (tokens)]."""
+        if add_prefix_space:
             # HF leaves empty texts empty.
             keep = tf.strings.regex_full_match(texts, "(?s:| .*)")
             texts = tf.where(keep, texts, tf.strings.join([" ", texts]))
@@ -204,8 +239,7 @@ class ByteBpeTokenizer(tf.Module):
         pieces = tf.RaggedTensor.from_row_splits(
             pieces.flat_values, tf.gather(pieces.row_splits,
                                           words.row_splits), validate=False)
-        pieces = tf.cast(pieces, tf.int32)
-        return pieces[0] if scalar else pieces
+        return tf.cast(pieces, tf.int32)
 
     @_no_autograph
     def pre_tokenize(self, texts):
@@ -384,6 +418,16 @@ def _read_merges(path):
                     f"separated by one space, got {line!r}")
             merges.append(tuple(parts))
     return merges
+
+
+def _as_word_batch(words):
+    """tf.string ragged [batch, (words)] from a RaggedTensor or lists."""
+    if not isinstance(words, tf.RaggedTensor):
+        words = tf.ragged.constant(words, dtype=tf.string)
+    if words.ragged_rank != 1:
+        raise ValueError(f"words must be a [batch, (words)] RaggedTensor, "
+                         f"got ragged rank {words.ragged_rank}")
+    return words
 
 
 def _as_batch(texts):

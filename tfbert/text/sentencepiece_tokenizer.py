@@ -132,6 +132,28 @@ class SentencePieceTokenizer(tf.Module):
         return self._sentencepiece.tokenize(self.normalize(texts))
 
     @_no_autograph
+    def tokenize_words(self, words):
+        """Pre-split words (e.g. CoNLL tokens) to SentencePiece ids per word.
+
+        Each word is tokenized as its own text (so each starts with "▁"),
+        like HF's `is_split_into_words=True`.
+
+        Args:
+          words: tf.string `tf.RaggedTensor` `[batch, (words)]` (or a list of
+            lists of str).
+
+        Returns:
+          int32 `tf.RaggedTensor` `[batch, (words), (pieces)]`.
+        """
+        if not isinstance(words, tf.RaggedTensor):
+            words = tf.ragged.constant(words, dtype=tf.string)
+        if words.ragged_rank != 1:
+            raise ValueError(f"words must be a [batch, (words)] "
+                             f"RaggedTensor, got ragged rank "
+                             f"{words.ragged_rank}")
+        return words.with_flat_values(self.tokenize(words.flat_values))
+
+    @_no_autograph
     def normalize(self, texts):
         """ALBERT's normalisation before the SentencePiece model (steps 1-3
         above), tf.string of any shape."""
