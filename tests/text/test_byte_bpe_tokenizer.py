@@ -158,3 +158,29 @@ def test_words_match_hf_split_into_words(roberta_dir, shared_data_dir):
     for index, words in enumerate(sentences):
         assert ours[index] == pieces_per_word(encoding, index, len(words)), (
             words)
+
+
+def char_spans(text, byte_starts, byte_ends):
+    """Byte offsets into `text` as character offsets (None if inside one)."""
+    to_char = {len(text[:i].encode("utf-8")): i for i in range(len(text) + 1)}
+    return [(to_char.get(s), to_char.get(e))
+            for s, e in zip(byte_starts, byte_ends)]
+
+
+@pytest.mark.parametrize("add_prefix_space", [False, True])
+def test_offsets_match_hf(roberta_dir, shared_data_dir, add_prefix_space):
+    texts = sample_texts(real_texts(shared_data_dir), per_source=40)
+    texts = [t for values in texts.values() for t in values] + [
+        t for t in HOSTILE if "<s>" not in t]
+    ours = ByteBpeTokenizer.from_pretrained(
+        roberta_dir, add_prefix_space=add_prefix_space)
+    ids, starts, ends = ours.tokenize_with_offsets(tf.constant(texts))
+    encoding = AutoTokenizer.from_pretrained(
+        roberta_dir, add_prefix_space=add_prefix_space)(
+            texts, add_special_tokens=False, return_offsets_mapping=True)
+    for index, text in enumerate(texts):
+        assert ids[index].numpy().tolist() == encoding["input_ids"][index]
+        spans = char_spans(text, starts[index].numpy().tolist(),
+                           ends[index].numpy().tolist())
+        assert spans == [tuple(span) for span in
+                         encoding["offset_mapping"][index]], text

@@ -130,6 +130,14 @@ class ByteBpeTokenizer(tf.Module):
         self._byte_ids = tf.constant(
             [self._ids.get(stand_in[b], self.unk_id) for b in range(256)],
             tf.int64)
+        # Per id: bytes it stands for, and its leading / trailing spaces.
+        tokens = [self._tokens.get(i, "") for i in range(self.vocab_size)]
+        space = stand_in[ord(" ")]
+        self._token_bytes = tf.constant([len(t) for t in tokens], tf.int64)
+        self._leading_spaces = tf.constant(
+            [len(t) - len(t.lstrip(space)) for t in tokens], tf.int64)
+        self._trailing_spaces = tf.constant(
+            [len(t) - len(t.rstrip(space)) for t in tokens], tf.int64)
 
     # -- vocabulary -------------------------------------------------------
 
@@ -221,25 +229,82 @@ class ByteBpeTokenizer(tf.Module):
         return words.with_flat_values(
             self._tokenize(words.flat_values, add_prefix_space=True))
 
-    def _tokenize(self, texts, add_prefix_space):
-        """[batch] texts -> int32 ragged [batch, (tokens)]."""
+    @_no_autograph
+    def tokenize_with_offsets(self, texts):
+        """Like `tokenize`, plus each token's span in the original text.
+
+        Spans are UTF-8 byte offsets, trimmed like HF's `trim_offsets`: a
+        token's leading and trailing spaces ("Ġ") are left out (except the
+        leading space of a text's first token with `add_prefix_space`, which
+        is the added space: that span starts at 0). A token that starts or
+        ends inside a multi-byte character (byte-level BPE can split one)
+        gets the whole character, as in HF.
+
+        Args:
+          texts: as for `tokenize`.
+
+        Returns:
+          (ids, starts, ends): int32 ids and int64 byte offsets, each a
+          `tf.RaggedTensor` `[batch, (tokens)]` (`[tokens]` for a scalar).
+        """
+        texts, scalar = _as_batch(texts)
+        outputs = self._tokenize(texts, self.add_prefix_space,
+                                 with_offsets=True)
+        return tuple(x[0] for x in outputs) if scalar else outputs
+
+    def _tokenize(self, texts, add_prefix_space, with_offsets=False):
+        """[batch] texts -> int32 ragged [batch, (tokens)] (and int64 byte
+        starts and ends with the same row splits if `with_offsets`)."""
+        prefixed = tf.zeros_like(texts, tf.bool)
         if add_prefix_space:
             # HF leaves empty texts empty.
-            keep = tf.strings.regex_full_match(texts, "(?s:| .*)")
-            texts = tf.where(keep, texts, tf.strings.join([" ", texts]))
-        words = self.pre_tokenize(texts)
+            prefixed = ~tf.strings.regex_full_match(texts, "(?s:| .*)")
+            texts = tf.where(prefixed, tf.strings.join([" ", texts]), texts)
+        words, word_starts = self._pre_tokenize(texts)
         # Each distinct pre-token is merged once per call.
         unique_words, word_index = tf.unique(words.flat_values)
         symbols = tf.strings.bytes_split(unique_words)
         byte_values = tf.io.decode_raw(symbols.flat_values, tf.uint8)
         ids = symbols.with_flat_values(tf.gather(
             self._byte_ids, tf.cast(tf.reshape(byte_values, [-1]), tf.int32)))
-        ids = self._merge(ids)
-        pieces = tf.gather(ids, word_index)  # [words, (pieces)]
-        pieces = tf.RaggedTensor.from_row_splits(
-            pieces.flat_values, tf.gather(pieces.row_splits,
-                                          words.row_splits), validate=False)
-        return tf.cast(pieces, tf.int32)
+        pieces = tf.gather(self._merge(ids), word_index)  # [words, (pieces)]
+        ids = tf.RaggedTensor.from_row_splits(
+            tf.cast(pieces.flat_values, tf.int32),
+            tf.gather(pieces.row_splits, words.row_splits), validate=False)
+        if not with_offsets:
+            return ids
+        starts, ends = self._piece_spans(pieces, word_starts,
+                                         add_prefix_space)
+        starts, ends = _widen_to_characters(texts, ids.value_rowids(),
+                                            starts, ends)
+        # The added space is not in the original text.
+        shift = tf.cast(tf.gather(prefixed, ids.value_rowids()), tf.int64)
+        starts = tf.maximum(starts - shift, 0)
+        ends = tf.maximum(ends - shift, 0)
+        return (ids, ids.with_flat_values(starts), ids.with_flat_values(ends))
+
+    def _piece_spans(self, pieces, word_starts, add_prefix_space):
+        """Trimmed byte spans (flat int64) of the pieces [words, (pieces)]
+        of words starting at `word_starts`."""
+        ids = pieces.flat_values
+        lengths = tf.gather(self._token_bytes, ids)
+        before = tf.cumsum(lengths, exclusive=True)
+        word_first = tf.gather(tf.concat([before, [0]], axis=0),
+                               pieces.row_starts())
+        rows = pieces.value_rowids()
+        starts = (tf.gather(word_starts, rows) + before
+                  - tf.gather(word_first, rows))
+        ends = starts + lengths
+        leading = tf.gather(self._leading_spaces, ids)
+        trailing = tf.gather(self._trailing_spaces, ids)
+        trim_leading = leading > 0
+        if add_prefix_space:
+            trim_leading &= starts > 0
+        starts = tf.where(trim_leading, tf.minimum(starts + leading, ends),
+                          starts)
+        ends = tf.where((trailing > 0) & (ends >= trailing),
+                        tf.maximum(ends - trailing, starts), ends)
+        return starts, ends
 
     @_no_autograph
     def pre_tokenize(self, texts):
@@ -247,6 +312,11 @@ class ByteBpeTokenizer(tf.Module):
         `[batch, (words)]`, exactly as HF's ByteLevel pre-tokenizer splits
         (no prefix space is added here)."""
         texts, _ = _as_batch(texts)
+        return self._pre_tokenize(texts)[0]
+
+    def _pre_tokenize(self, texts):
+        """Pre-tokens ragged [batch, (words)] and their flat int64 byte
+        starts."""
         # RegexSplitWithOffsets stops at a NUL byte. U+0001 is in the same
         # regex classes; the pre-tokens are cut from the original texts.
         searchable = tf.strings.regex_replace(texts, r"\x00", "\x01")
@@ -289,8 +359,9 @@ class ByteBpeTokenizer(tf.Module):
                        + word_starts.flat_values)
         words = tf.strings.substr(tf.gather(texts, word_rows), word_starts,
                                   word_lengths)
-        return tf.RaggedTensor.from_value_rowids(
+        words = tf.RaggedTensor.from_value_rowids(
             words, word_rows, nrows=tf.shape(texts, out_type=tf.int64)[0])
+        return words, word_starts
 
     def _merge(self, ids):
         """Applies the merges to int64 ragged `[words, (symbols)]`."""
@@ -382,6 +453,24 @@ class ByteBpeTokenizer(tf.Module):
                 "vocab.json and merges.txt, or tokenizer.json")
         settings.update(kwargs)
         return cls(vocabulary, merges, **settings)
+
+
+def _widen_to_characters(texts, rows, starts, ends):
+    """Byte spans (flat int64; token i in text rows[i]) widened to whole
+    UTF-8 characters of `texts`."""
+    _, char_starts = tf.strings.unicode_decode_with_offsets(texts, "UTF-8")
+    lengths = tf.cast(tf.strings.length(texts), tf.int64)
+    text_offsets = tf.cumsum(lengths, exclusive=True)
+    # Every character boundary of all texts, on one byte axis.
+    boundaries = tf.sort(tf.concat([
+        char_starts.flat_values
+        + tf.gather(text_offsets, char_starts.value_rowids()),
+        text_offsets + lengths], axis=0))
+    offset = tf.gather(text_offsets, rows)
+    down = tf.searchsorted(boundaries, starts + offset, side="right") - 1
+    up = tf.searchsorted(boundaries, ends + offset, side="left")
+    return (tf.gather(boundaries, down) - offset,
+            tf.gather(boundaries, up) - offset)
 
 
 def _merge_pair(merge, index):
