@@ -63,6 +63,18 @@ def test_single_segments_match_hf(zoo_checkpoints, pairs, family):
     assert_same_as_hf(outputs, expected)
 
 
+def test_python_lists_are_batches_of_texts(zoo_checkpoints):
+    preprocessor = Preprocessor.from_pretrained(zoo_checkpoints["albert"],
+                                                seq_length=16)
+    single = preprocessor(["one text", "another text"])
+    assert single["input_word_ids"].shape == (2, 16)
+    pair = preprocessor((["first"], ["second"]))
+    expected = preprocessor((tf.constant(["first"]), tf.constant(["second"])))
+    np.testing.assert_array_equal(pair["input_type_ids"].numpy(),
+                                  expected["input_type_ids"].numpy())
+    assert pair["input_type_ids"].numpy().max() == 1
+
+
 def test_family_layouts(zoo_checkpoints):
     """The special tokens by hand, for the two layouts that differ."""
     roberta = Preprocessor.from_pretrained(zoo_checkpoints["roberta"],

@@ -83,7 +83,8 @@ class Preprocessor(keras.layers.Layer):
       pad_to_seq_length: pad every batch to `seq_length`; if False, pad only
         to the longest packed sequence in the batch.
 
-    Call it on tf.string `[batch]`, or a tuple of one or two of them. It
+    Call it on tf.string `[batch]` (or a python list of str), or a tuple of
+    one or two of them. It
     returns int32 `[batch, seq_length]` `input_word_ids`, `input_mask` (1 on
     real tokens) and `input_type_ids`; padding uses the tokenizer's `pad_id`.
 
@@ -109,6 +110,20 @@ class Preprocessor(keras.layers.Layer):
         self.truncation = truncation
         self.pad_to_seq_length = bool(pad_to_seq_length)
         self.built = True
+
+    def __call__(self, inputs, *args, **kwargs):
+        # Keras only takes tensors positionally, and a python list of str is
+        # one segment (a batch of texts), not a list of segments.
+        if isinstance(inputs, (list, tuple)) and all(
+                isinstance(x, (str, bytes)) for x in inputs):
+            inputs = tf.constant(list(inputs), tf.string)
+        elif isinstance(inputs, (list, tuple)):
+            inputs = tuple(tf.convert_to_tensor(x, tf.string)
+                           if not isinstance(x, tf.Tensor) else x
+                           for x in inputs)
+        elif not isinstance(inputs, tf.Tensor):
+            inputs = tf.convert_to_tensor(inputs, tf.string)
+        return super().__call__(inputs, *args, **kwargs)
 
     @tf.autograph.experimental.do_not_convert
     def call(self, inputs):
