@@ -184,3 +184,12 @@ def test_offsets_match_hf(roberta_dir, shared_data_dir, add_prefix_space):
                            ends[index].numpy().tolist())
         assert spans == [tuple(span) for span in
                          encoding["offset_mapping"][index]], text
+
+
+def test_tokenizer_json_alone_is_enough(roberta_dir, hf_tokenizer, tmp_path):
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        (tmp_path / name).write_bytes((roberta_dir / name).read_bytes())
+    texts = ["Loaded from tokenizer.json only, isn't it?"]
+    ours = ByteBpeTokenizer.from_pretrained(tmp_path).tokenize(texts)
+    assert ours.to_list() == hf_tokenizer(
+        texts, add_special_tokens=False)["input_ids"]
