@@ -4,11 +4,11 @@
 `config.json` `model_type` and returns that family's in-graph tokenizer and
 packing:
 
-| model_type                  | tokenizer              | pair layout                 | type ids of B |
-| --------------------------- | ---------------------- | --------------------------- | ------------- |
-| bert, distilbert, electra   | `BertTokenizer`        | `[CLS] A [SEP] B [SEP]`     | 1             |
-| albert                      | `SentencePieceTokenizer` | `[CLS] A [SEP] B [SEP]`   | 1             |
-| roberta                     | `ByteBpeTokenizer`     | `<s> A </s></s> B </s>`     | 0             |
+  * bert, distilbert, electra: `BertTokenizer` (WordPiece),
+    `[CLS] A [SEP] B [SEP]`, type ids 1 on B and its [SEP].
+  * albert: `SentencePieceTokenizer`, the same layout and type ids.
+  * roberta: `ByteBpeTokenizer` (byte-level BPE), `<s> A </s></s> B </s>`,
+    type ids all 0, padding with `<pad>` (id 1).
 
 The WordPiece families get a `BertPreprocessor`; the others a
 `Preprocessor` layer. Both return the same dict of int32 `[batch, seq_length]`
