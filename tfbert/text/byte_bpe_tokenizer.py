@@ -225,7 +225,7 @@ class ByteBpeTokenizer(tf.Module):
         Returns:
           int32 `tf.RaggedTensor` `[batch, (words), (pieces)]`.
         """
-        words = _as_word_batch(words)
+        words = as_word_batch(words)
         return words.with_flat_values(
             self._tokenize(words.flat_values, add_prefix_space=True))
 
@@ -509,7 +509,7 @@ def _read_merges(path):
     return merges
 
 
-def _as_word_batch(words):
+def as_word_batch(words):
     """tf.string ragged [batch, (words)] from a RaggedTensor or lists."""
     if not isinstance(words, tf.RaggedTensor):
         words = tf.ragged.constant(words, dtype=tf.string)

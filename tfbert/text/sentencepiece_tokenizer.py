@@ -36,6 +36,8 @@ from pathlib import Path
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from tfbert.text.byte_bpe_tokenizer import as_word_batch
+
 _no_autograph = tf.autograph.experimental.do_not_convert
 
 
@@ -151,12 +153,7 @@ class SentencePieceTokenizer(tf.Module):
         Returns:
           int32 `tf.RaggedTensor` `[batch, (words), (pieces)]`.
         """
-        if not isinstance(words, tf.RaggedTensor):
-            words = tf.ragged.constant(words, dtype=tf.string)
-        if words.ragged_rank != 1:
-            raise ValueError(f"words must be a [batch, (words)] "
-                             f"RaggedTensor, got ragged rank "
-                             f"{words.ragged_rank}")
+        words = as_word_batch(words)
         return words.with_flat_values(self.tokenize(words.flat_values))
 
     @_no_autograph
