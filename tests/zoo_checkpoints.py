@@ -186,3 +186,10 @@ def sample_texts(texts, per_source):
     """Every k-th text of each source, about `per_source` of each."""
     return {name: values[::max(1, len(values) // per_source)]
             for name, values in texts.items()}
+
+
+def pieces_per_word(encoding, index, num_words):
+    """HF's ids of example `index`, grouped by the word they came from."""
+    ids, word_ids = encoding["input_ids"][index], encoding.word_ids(index)
+    return [[i for i, w in zip(ids, word_ids) if w == word]
+            for word in range(num_words)]

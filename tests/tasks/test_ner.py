@@ -13,6 +13,8 @@ from tfbert.data.conll import read_conll
 from tfbert.models import BertEncoder
 from tfbert.text import BertTokenizer
 
+pytestmark = pytest.mark.slow
+
 REPO_ROOT = Path(__file__).resolve().parents[2]
 
 

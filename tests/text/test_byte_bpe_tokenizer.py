@@ -10,7 +10,7 @@ from transformers import AutoTokenizer
 
 from tfbert.export.serving_ops import check_serving_ops
 from tfbert.text import ByteBpeTokenizer
-from zoo_checkpoints import real_texts, sample_texts
+from zoo_checkpoints import pieces_per_word, real_texts, sample_texts
 
 # Every Unicode White_Space character, and text around them that exercises
 # each branch of the GPT-2 pattern (contractions, " ?" prefixes, whitespace
@@ -142,3 +142,54 @@ def test_merge_outside_vocabulary_is_rejected(roberta_dir):
         vocabulary = json.load(f)
     with pytest.raises(ValueError, match="merge 0 .* not in the vocabulary"):
         ByteBpeTokenizer(vocabulary, ["zzzzq qqqqz"])
+
+
+def test_words_match_hf_split_into_words(roberta_dir, shared_data_dir):
+    from tfbert.data.conll import read_conll
+
+    sentences = [s.words for s in read_conll(
+        shared_data_dir / "conll2003" / "valid.txt")][::10]
+    hf_tokenizer = AutoTokenizer.from_pretrained(roberta_dir,
+                                                 add_prefix_space=True)
+    encoding = hf_tokenizer(sentences, is_split_into_words=True,
+                            add_special_tokens=False)
+    ours = ByteBpeTokenizer.from_pretrained(roberta_dir).tokenize_words(
+        sentences).to_list()
+    for index, words in enumerate(sentences):
+        assert ours[index] == pieces_per_word(encoding, index, len(words)), (
+            words)
+
+
+def char_spans(text, byte_starts, byte_ends):
+    """Byte offsets into `text` as character offsets (None if inside one)."""
+    to_char = {len(text[:i].encode("utf-8")): i for i in range(len(text) + 1)}
+    return [(to_char.get(s), to_char.get(e))
+            for s, e in zip(byte_starts, byte_ends)]
+
+
+@pytest.mark.parametrize("add_prefix_space", [False, True])
+def test_offsets_match_hf(roberta_dir, shared_data_dir, add_prefix_space):
+    texts = sample_texts(real_texts(shared_data_dir), per_source=40)
+    texts = [t for values in texts.values() for t in values] + [
+        t for t in HOSTILE if "<s>" not in t]
+    ours = ByteBpeTokenizer.from_pretrained(
+        roberta_dir, add_prefix_space=add_prefix_space)
+    ids, starts, ends = ours.tokenize_with_offsets(tf.constant(texts))
+    encoding = AutoTokenizer.from_pretrained(
+        roberta_dir, add_prefix_space=add_prefix_space)(
+            texts, add_special_tokens=False, return_offsets_mapping=True)
+    for index, text in enumerate(texts):
+        assert ids[index].numpy().tolist() == encoding["input_ids"][index]
+        spans = char_spans(text, starts[index].numpy().tolist(),
+                           ends[index].numpy().tolist())
+        assert spans == [tuple(span) for span in
+                         encoding["offset_mapping"][index]], text
+
+
+def test_tokenizer_json_alone_is_enough(roberta_dir, hf_tokenizer, tmp_path):
+    for name in ("tokenizer.json", "tokenizer_config.json"):
+        (tmp_path / name).write_bytes((roberta_dir / name).read_bytes())
+    texts = ["Loaded from tokenizer.json only, isn't it?"]
+    ours = ByteBpeTokenizer.from_pretrained(tmp_path).tokenize(texts)
+    assert ours.to_list() == hf_tokenizer(
+        texts, add_special_tokens=False)["input_ids"]

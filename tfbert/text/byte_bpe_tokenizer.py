@@ -130,6 +130,14 @@ class ByteBpeTokenizer(tf.Module):
         self._byte_ids = tf.constant(
             [self._ids.get(stand_in[b], self.unk_id) for b in range(256)],
             tf.int64)
+        # Per id: bytes it stands for, and its leading / trailing spaces.
+        tokens = [self._tokens.get(i, "") for i in range(self.vocab_size)]
+        space = stand_in[ord(" ")]
+        self._token_bytes = tf.constant([len(t) for t in tokens], tf.int64)
+        self._leading_spaces = tf.constant(
+            [len(t) - len(t.lstrip(space)) for t in tokens], tf.int64)
+        self._trailing_spaces = tf.constant(
+            [len(t) - len(t.rstrip(space)) for t in tokens], tf.int64)
 
     # -- vocabulary -------------------------------------------------------
 
@@ -148,6 +156,16 @@ class ByteBpeTokenizer(tf.Module):
     @property
     def pad_id(self):
         return self._ids[self.special_tokens["pad"]]
+
+    @property
+    def cls_id(self):
+        """RoBERTa's classification token is its <s> (HF `cls_token`)."""
+        return self.bos_id
+
+    @property
+    def sep_id(self):
+        """RoBERTa's separator is its </s> (HF `sep_token`)."""
+        return self.eos_id
 
     @property
     def unk_id(self):
@@ -170,7 +188,8 @@ class ByteBpeTokenizer(tf.Module):
         try:
             return self._tokens[int(token_id)]
         except KeyError:
-            raise IndexError(f"id {token_id} is not in the vocabulary") from None
+            raise IndexError(
+                f"id {token_id} is not in the vocabulary") from None
 
     # -- tokenization -----------------------------------------------------
 
@@ -187,24 +206,105 @@ class ByteBpeTokenizer(tf.Module):
           scalar).
         """
         texts, scalar = _as_batch(texts)
-        if self.add_prefix_space:
+        pieces = self._tokenize(texts, self.add_prefix_space)
+        return pieces[0] if scalar else pieces
+
+    @_no_autograph
+    def tokenize_words(self, words):
+        """Pre-split words (e.g. CoNLL tokens) to BPE ids per word.
+
+        Each word is tokenized as its own text with a prefix space, like HF's
+        `is_split_into_words=True` (which RoBERTa's HF tokenizer allows only
+        with `add_prefix_space=True`); a word may still be split further by
+        the pre-tokenizer ("U.S." gives pieces of " U", ".", "S", ".").
+
+        Args:
+          words: tf.string `tf.RaggedTensor` `[batch, (words)]` (or a list of
+            lists of str).
+
+        Returns:
+          int32 `tf.RaggedTensor` `[batch, (words), (pieces)]`.
+        """
+        words = as_word_batch(words)
+        return words.with_flat_values(
+            self._tokenize(words.flat_values, add_prefix_space=True))
+
+    @_no_autograph
+    def tokenize_with_offsets(self, texts):
+        """Like `tokenize`, plus each token's span in the original text.
+
+        Spans are UTF-8 byte offsets, trimmed like HF's `trim_offsets`: a
+        token's leading and trailing spaces ("Ġ") are left out (except the
+        leading space of a text's first token with `add_prefix_space`, which
+        is the added space: that span starts at 0). A token that starts or
+        ends inside a multi-byte character (byte-level BPE can split one)
+        gets the whole character, as in HF.
+
+        Args:
+          texts: as for `tokenize`.
+
+        Returns:
+          (ids, starts, ends): int32 ids and int64 byte offsets, each a
+          `tf.RaggedTensor` `[batch, (tokens)]` (`[tokens]` for a scalar).
+        """
+        texts, scalar = _as_batch(texts)
+        outputs = self._tokenize(texts, self.add_prefix_space,
+                                 with_offsets=True)
+        return tuple(x[0] for x in outputs) if scalar else outputs
+
+    def _tokenize(self, texts, add_prefix_space, with_offsets=False):
+        """[batch] texts -> int32 ragged [batch, (tokens)] (and int64 byte
+        starts and ends with the same row splits if `with_offsets`)."""
+        prefixed = tf.zeros_like(texts, tf.bool)
+        if add_prefix_space:
             # HF leaves empty texts empty.
-            texts = tf.where(tf.strings.regex_full_match(texts, "(?s:| .*)"),
-                             texts, tf.strings.join([" ", texts]))
-        words = self.pre_tokenize(texts)
+            prefixed = ~tf.strings.regex_full_match(texts, "(?s:| .*)")
+            texts = tf.where(prefixed, tf.strings.join([" ", texts]), texts)
+        words, word_starts = self._pre_tokenize(texts)
         # Each distinct pre-token is merged once per call.
         unique_words, word_index = tf.unique(words.flat_values)
         symbols = tf.strings.bytes_split(unique_words)
         byte_values = tf.io.decode_raw(symbols.flat_values, tf.uint8)
         ids = symbols.with_flat_values(tf.gather(
             self._byte_ids, tf.cast(tf.reshape(byte_values, [-1]), tf.int32)))
-        ids = self._merge(ids)
-        pieces = tf.gather(ids, word_index)  # [words, (pieces)]
-        pieces = tf.RaggedTensor.from_row_splits(
-            pieces.flat_values, tf.gather(pieces.row_splits,
-                                          words.row_splits), validate=False)
-        pieces = tf.cast(pieces, tf.int32)
-        return pieces[0] if scalar else pieces
+        pieces = tf.gather(self._merge(ids), word_index)  # [words, (pieces)]
+        ids = tf.RaggedTensor.from_row_splits(
+            tf.cast(pieces.flat_values, tf.int32),
+            tf.gather(pieces.row_splits, words.row_splits), validate=False)
+        if not with_offsets:
+            return ids
+        starts, ends = self._piece_spans(pieces, word_starts,
+                                         add_prefix_space)
+        starts, ends = _widen_to_characters(texts, ids.value_rowids(),
+                                            starts, ends)
+        # The added space is not in the original text.
+        shift = tf.cast(tf.gather(prefixed, ids.value_rowids()), tf.int64)
+        starts = tf.maximum(starts - shift, 0)
+        ends = tf.maximum(ends - shift, 0)
+        return (ids, ids.with_flat_values(starts), ids.with_flat_values(ends))
+
+    def _piece_spans(self, pieces, word_starts, add_prefix_space):
+        """Trimmed byte spans (flat int64) of the pieces [words, (pieces)]
+        of words starting at `word_starts`."""
+        ids = pieces.flat_values
+        lengths = tf.gather(self._token_bytes, ids)
+        before = tf.cumsum(lengths, exclusive=True)
+        word_first = tf.gather(tf.concat([before, [0]], axis=0),
+                               pieces.row_starts())
+        rows = pieces.value_rowids()
+        starts = (tf.gather(word_starts, rows) + before
+                  - tf.gather(word_first, rows))
+        ends = starts + lengths
+        leading = tf.gather(self._leading_spaces, ids)
+        trailing = tf.gather(self._trailing_spaces, ids)
+        trim_leading = leading > 0
+        if add_prefix_space:
+            trim_leading &= starts > 0
+        starts = tf.where(trim_leading, tf.minimum(starts + leading, ends),
+                          starts)
+        ends = tf.where((trailing > 0) & (ends >= trailing),
+                        tf.maximum(ends - trailing, starts), ends)
+        return starts, ends
 
     @_no_autograph
     def pre_tokenize(self, texts):
@@ -212,37 +312,40 @@ class ByteBpeTokenizer(tf.Module):
         `[batch, (words)]`, exactly as HF's ByteLevel pre-tokenizer splits
         (no prefix space is added here)."""
         texts, _ = _as_batch(texts)
+        return self._pre_tokenize(texts)[0]
+
+    def _pre_tokenize(self, texts):
+        """Pre-tokens ragged [batch, (words)] and their flat int64 byte
+        starts."""
         # RegexSplitWithOffsets stops at a NUL byte. U+0001 is in the same
         # regex classes; the pre-tokens are cut from the original texts.
         searchable = tf.strings.regex_replace(texts, r"\x00", "\x01")
         runs, starts, ends = tf_text.regex_split_with_offsets(
             searchable, _WHITESPACE_RUN, _WHITESPACE_RUN)
         rows = runs.value_rowids()
-        runs, starts, ends = runs.flat_values, starts.flat_values, ends.flat_values
+        runs, starts, ends = (runs.flat_values, starts.flat_values,
+                              ends.flat_values)
+        count = tf.size(rows)
         # Runs alternate between whitespace and other text within a row.
-        is_space = tf.strings.regex_full_match(runs, _WHITESPACE_RUN)
-        followed = tf.concat([tf.equal(rows[1:], rows[:-1]),
-                              tf.zeros([tf.minimum(tf.size(rows), 1)],
-                                       tf.bool)], axis=0)
+        followed = tf.concat([tf.equal(rows[1:], rows[:-1]), [False]],
+                             axis=0)[:count]
+        split_run = tf.strings.regex_full_match(runs, _WHITESPACE_RUN) & (
+            followed)
         last_char = tf.strings.substr(runs, -1, 1, unit="UTF8_CHAR")
-        split_run = is_space & followed
-        cut = tf.where(
-            split_run, ends - tf.cast(tf.strings.length(last_char), tf.int64),
-            ends)
+        cut = ends - tf.cast(split_run, tf.int64) * tf.cast(
+            tf.strings.length(last_char), tf.int64)
         gives_space = split_run & tf.equal(last_char, " ")
-        gets_space = tf.concat([tf.zeros([tf.minimum(tf.size(rows), 1)],
-                                         tf.bool), gives_space[:-1]], axis=0)
-        # Each run yields up to two spans: [start, cut) (a text run starts
-        # one byte early if it takes the preceding space) and, for a split
-        # whitespace run whose last character is not a space, [cut, end).
+        gets_space = tf.concat([[False], gives_space[:-1]], axis=0)[:count]
+        # Each run yields up to two spans: [start, cut), where a text run
+        # starts one byte early if it takes the preceding space, and, for a
+        # split whitespace run whose last character is not a space,
+        # [cut, end).
         first_start = starts - tf.cast(gets_space, tf.int64)
-        first_end = tf.where(gives_space | split_run, cut, ends)
-        span_starts = tf.stack([first_start, cut], axis=1)
-        span_ends = tf.stack([first_end, ends], axis=1)
-        valid = tf.stack([first_end > first_start,
-                          split_run & ~gives_space], axis=1)
-        span_starts = tf.boolean_mask(span_starts, valid)
-        span_ends = tf.boolean_mask(span_ends, valid)
+        valid = tf.stack([cut > first_start, split_run & ~gives_space],
+                         axis=1)
+        span_starts = tf.boolean_mask(tf.stack([first_start, cut], axis=1),
+                                      valid)
+        span_ends = tf.boolean_mask(tf.stack([cut, ends], axis=1), valid)
         span_rows = tf.boolean_mask(tf.stack([rows, rows], axis=1), valid)
 
         span_text = tf.strings.substr(tf.gather(searchable, span_rows),
@@ -251,13 +354,14 @@ class ByteBpeTokenizer(tf.Module):
             span_text, _PRE_TOKEN, _PRE_TOKEN)
         word_spans = word_starts.value_rowids()
         word_rows = tf.gather(span_rows, word_spans)
-        word_starts = tf.gather(span_starts, word_spans) + word_starts.flat_values
-        word_lengths = word_ends.flat_values - word_starts + tf.gather(
-            span_starts, word_spans)
+        word_lengths = word_ends.flat_values - word_starts.flat_values
+        word_starts = (tf.gather(span_starts, word_spans)
+                       + word_starts.flat_values)
         words = tf.strings.substr(tf.gather(texts, word_rows), word_starts,
                                   word_lengths)
-        return tf.RaggedTensor.from_value_rowids(
+        words = tf.RaggedTensor.from_value_rowids(
             words, word_rows, nrows=tf.shape(texts, out_type=tf.int64)[0])
+        return words, word_starts
 
     def _merge(self, ids):
         """Applies the merges to int64 ragged `[words, (symbols)]`."""
@@ -332,7 +436,8 @@ class ByteBpeTokenizer(tf.Module):
                     token = token.get("content")
                 if token:
                     settings[f"{role}_token"] = token
-        vocab_path, merges_path = directory / "vocab.json", directory / "merges.txt"
+        vocab_path = directory / "vocab.json"
+        merges_path = directory / "merges.txt"
         if vocab_path.is_file() and merges_path.is_file():
             vocabulary = _read_json(vocab_path)
             merges = _read_merges(merges_path)
@@ -348,6 +453,24 @@ class ByteBpeTokenizer(tf.Module):
                 "vocab.json and merges.txt, or tokenizer.json")
         settings.update(kwargs)
         return cls(vocabulary, merges, **settings)
+
+
+def _widen_to_characters(texts, rows, starts, ends):
+    """Byte spans (flat int64; token i in text rows[i]) widened to whole
+    UTF-8 characters of `texts`."""
+    _, char_starts = tf.strings.unicode_decode_with_offsets(texts, "UTF-8")
+    lengths = tf.cast(tf.strings.length(texts), tf.int64)
+    text_offsets = tf.cumsum(lengths, exclusive=True)
+    # Every character boundary of all texts, on one byte axis.
+    boundaries = tf.sort(tf.concat([
+        char_starts.flat_values
+        + tf.gather(text_offsets, char_starts.value_rowids()),
+        text_offsets + lengths], axis=0))
+    offset = tf.gather(text_offsets, rows)
+    down = tf.searchsorted(boundaries, starts + offset, side="right") - 1
+    up = tf.searchsorted(boundaries, ends + offset, side="left")
+    return (tf.gather(boundaries, down) - offset,
+            tf.gather(boundaries, up) - offset)
 
 
 def _merge_pair(merge, index):
@@ -366,7 +489,8 @@ def _read_json(path):
         with open(path, encoding="utf-8") as f:
             return json.load(f)
     except json.JSONDecodeError as e:
-        raise ValueError(f"{path}, line {e.lineno}: invalid JSON ({e.msg})") from None
+        raise ValueError(
+            f"{path}, line {e.lineno}: invalid JSON ({e.msg})") from None
 
 
 def _read_merges(path):
@@ -378,10 +502,21 @@ def _read_merges(path):
                 continue
             parts = line.split(" ")
             if len(parts) != 2 or not all(parts):
-                raise ValueError(f"{path}, line {number}: a merge must be two "
-                                 f"tokens separated by one space, got {line!r}")
+                raise ValueError(
+                    f"{path}, line {number}: a merge must be two tokens "
+                    f"separated by one space, got {line!r}")
             merges.append(tuple(parts))
     return merges
+
+
+def as_word_batch(words):
+    """tf.string ragged [batch, (words)] from a RaggedTensor or lists."""
+    if not isinstance(words, tf.RaggedTensor):
+        words = tf.ragged.constant(words, dtype=tf.string)
+    if words.ragged_rank != 1:
+        raise ValueError(f"words must be a [batch, (words)] RaggedTensor, "
+                         f"got ragged rank {words.ragged_rank}")
+    return words
 
 
 def _as_batch(texts):

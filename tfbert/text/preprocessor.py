@@ -4,11 +4,11 @@
 `config.json` `model_type` and returns that family's in-graph tokenizer and
 packing:
 
-| model_type                  | tokenizer              | pair layout                 | type ids of B |
-| --------------------------- | ---------------------- | --------------------------- | ------------- |
-| bert, distilbert, electra   | `BertTokenizer`        | `[CLS] A [SEP] B [SEP]`     | 1             |
-| albert                      | `SentencePieceTokenizer` | `[CLS] A [SEP] B [SEP]`   | 1             |
-| roberta                     | `ByteBpeTokenizer`     | `<s> A </s></s> B </s>`     | 0             |
+  * bert, distilbert, electra: `BertTokenizer` (WordPiece),
+    `[CLS] A [SEP] B [SEP]`, type ids 1 on B and its [SEP].
+  * albert: `SentencePieceTokenizer`, the same layout and type ids.
+  * roberta: `ByteBpeTokenizer` (byte-level BPE), `<s> A </s></s> B </s>`,
+    type ids all 0, padding with `<pad>` (id 1).
 
 The WordPiece families get a `BertPreprocessor`; the others a
 `Preprocessor` layer. Both return the same dict of int32 `[batch, seq_length]`
@@ -83,7 +83,8 @@ class Preprocessor(keras.layers.Layer):
       pad_to_seq_length: pad every batch to `seq_length`; if False, pad only
         to the longest packed sequence in the batch.
 
-    Call it on tf.string `[batch]`, or a tuple of one or two of them. It
+    Call it on tf.string `[batch]` (or a python list of str), or a tuple of
+    one or two of them. It
     returns int32 `[batch, seq_length]` `input_word_ids`, `input_mask` (1 on
     real tokens) and `input_type_ids`; padding uses the tokenizer's `pad_id`.
 
@@ -109,6 +110,20 @@ class Preprocessor(keras.layers.Layer):
         self.truncation = truncation
         self.pad_to_seq_length = bool(pad_to_seq_length)
         self.built = True
+
+    def __call__(self, inputs, *args, **kwargs):
+        # Keras only takes tensors positionally, and a python list of str is
+        # one segment (a batch of texts), not a list of segments.
+        if isinstance(inputs, (list, tuple)) and all(
+                isinstance(x, (str, bytes)) for x in inputs):
+            inputs = tf.constant(list(inputs), tf.string)
+        elif isinstance(inputs, (list, tuple)):
+            inputs = tuple(tf.convert_to_tensor(x, tf.string)
+                           if not isinstance(x, tf.Tensor) else x
+                           for x in inputs)
+        elif not isinstance(inputs, tf.Tensor):
+            inputs = tf.convert_to_tensor(inputs, tf.string)
+        return super().__call__(inputs, *args, **kwargs)
 
     @tf.autograph.experimental.do_not_convert
     def call(self, inputs):
@@ -239,8 +254,8 @@ def _model_type(name_or_path):
         with open(config_path, encoding="utf-8") as f:
             config = json.load(f)
     except json.JSONDecodeError as e:
-        raise ValueError(
-            f"{config_path}, line {e.lineno}: invalid JSON ({e.msg})") from None
+        raise ValueError(f"{config_path}, line {e.lineno}: invalid JSON "
+                         f"({e.msg})") from None
     model_type = config.get("model_type", "bert")
     known = sorted((*WORDPIECE_FAMILIES, *FAMILIES))
     if model_type not in known:
