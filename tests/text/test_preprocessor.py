@@ -165,11 +165,7 @@ def test_saved_model_serves_raw_text(zoo_checkpoints, tmp_path, family,
         input_signature=[tf.TensorSpec([None], tf.string)] * 2)
     export_dir = str(tmp_path / family)
     tf.saved_model.save(module, export_dir)
-    # ALBERT's SentencePiece ops are tf-text ops that the op list of
-    # tfbert.export.serving_ops does not name yet.
-    assert set(unservable_ops(export_dir)) <= (
-        {"SentencepieceOp", "SentencepieceTokenizeOp"}
-        if family == "albert" else set())
+    assert unservable_ops(export_dir) == []
     a, b = "Is it ``served''?", "Yes, it's served."
     served = run_fresh_python(_SERVE, export_dir, a, b)
     expected = preprocessor((tf.constant([a]), tf.constant([b])))

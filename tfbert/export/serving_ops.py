@@ -21,6 +21,9 @@ TF_TEXT_OPS_SINCE_2_10 = frozenset({
     "FastWordpieceTokenizeWithOffsets",
     "FastWordpieceDetokenize",
     "ViterbiConstrainedSequence",
+    # ALBERT's SentencePiece (tf-text's own kernels since it replaced
+    # tf_sentencepiece, long before 2.10).
+    "SentencepieceOp", "SentencepieceTokenizeOp",
 })
 
 
