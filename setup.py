@@ -27,6 +27,7 @@ setup(
         "tfbert-convert = tfbert.tasks.convert_checkpoint:main",
         "tfbert-demo = tfbert.tasks.demo:main",
         "tfbert-export-tfhub = tfbert.tasks.export_tfhub:main",
+        "tfbert-query = tfbert.export.query:main",
     ]},
     install_requires=[
         "tensorflow>=2.21,<2.22",

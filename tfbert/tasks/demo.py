@@ -9,7 +9,9 @@ import shutil
 import subprocess
 import sys
 
-DEMO_DATA = os.path.join(os.path.dirname(__file__), "..", "data", "demo")
+PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+DEMO_DATA = os.path.join(PACKAGE, "data", "demo")
+QUERY_SCRIPT = os.path.join(PACKAGE, "export", "query.py")
 MODEL_DIR = os.path.join("runs", "demo_sentiment")
 EXPORT_DIR = os.path.join("saved_models", "demo_sentiment")
 QUERIES = [
@@ -35,10 +37,9 @@ def main():
          "--train_batch_size=16", "--eval_batch_size=64",
          "--learning_rate=1e-4", "--num_train_epochs=3", "--seed=42"])
     # A fresh process that imports only TensorFlow and tensorflow-text, as
-    # TF Serving would load the model.
-    run([sys.executable, os.path.join(os.path.dirname(__file__),
-                                      "query_saved_model.py"),
-         EXPORT_DIR, *QUERIES])
+    # TF Serving would load the model: the query script runs as a file, not
+    # through the tfbert package.
+    run([sys.executable, QUERY_SCRIPT, EXPORT_DIR, *QUERIES])
 
 
 if __name__ == "__main__":
