@@ -53,6 +53,8 @@ def count_words(lines, lowercase=True, chunk_size=8192, verbose=1):
                        for word, n in zip(unique, frequency)})
         done += len(chunk)
         progress.update(done)
+    # Progbar throttles its updates: always show the final count.
+    progress.update(done, finalize=True)
     return counts
 
 
