@@ -5,10 +5,16 @@ optimizers, schedules, metrics, losses) under the package name "tfbert", so
 `keras.models.load_model("model.keras")` restores a saved tfbert model in a
 new process once `tfbert` is imported. Optional dependencies (keras-hub,
 safetensors, torch, transformers) are imported only by the functions that
-read or write their formats.
+read or write their formats. TensorFlow's start-up notices are kept off the
+terminal (`tfbert.utils.quiet`).
 """
 
-from tfbert import metrics, training
+from tfbert.utils.quiet import quiet_tensorflow_start
+
+with quiet_tensorflow_start():
+    import tensorflow  # noqa: F401
+
+from tfbert import metrics, training  # noqa: E402
 from tfbert.config import BertConfig
 from tfbert.metrics import masked_lm as _masked_lm  # Keras registration.
 from tfbert.models import (

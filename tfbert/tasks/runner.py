@@ -23,7 +23,7 @@ import sys
 
 from absl import app, flags, logging
 
-from tfbert.tasks import quiet_tensorflow_start
+from tfbert.utils.quiet import quiet_tensorflow_start
 
 FLAGS = flags.FLAGS
 
