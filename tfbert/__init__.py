@@ -2,8 +2,9 @@
 
 from tfbert.config import BertConfig
 from tfbert.models import (
-    BertClassifier, BertEncoder, BertPretrainer, BertSpanLabeler,
-    BertTokenClassifier)
+    AlbertEncoder, BertClassifier, BertEncoder, BertPretrainer,
+    BertSpanLabeler, BertTokenClassifier, DistilBertEncoder, ElectraEncoder,
+    Encoder, RobertaEncoder)
 from tfbert.presets import PRESETS
 from tfbert.sentence_encoder import SentenceEncoder
 from tfbert.text import BertPreprocessor, BertTokenizer
@@ -12,4 +13,6 @@ __version__ = "0.1.0"
 
 __all__ = ["BertConfig", "BertEncoder", "BertTokenizer", "BertPreprocessor",
            "SentenceEncoder", "BertClassifier", "BertSpanLabeler",
-           "BertTokenClassifier", "BertPretrainer", "PRESETS", "__version__"]
+           "BertTokenClassifier", "BertPretrainer", "PRESETS", "__version__",
+           "Encoder", "DistilBertEncoder", "ElectraEncoder", "RobertaEncoder",
+           "AlbertEncoder"]

@@ -121,12 +121,13 @@ def test_tensorflow_and_jax_backends_agree(family, tmp_path):
         after_tf, after_jax = tf_out[f"w{i}"], jax_out[f"w{i}"]
         np.testing.assert_allclose(after_jax - before, after_tf - before,
                                    atol=1e-6, err_msg=variable.path)
-        if np.allclose(after_tf, before):
+        if np.array_equal(after_tf, before):
             unmoved.append(variable.path)
-    # The step changed every weight but the attention key biases (softmax is
-    # invariant to a score added to every key alike, so their gradient is
-    # 0): the comparison above is not between two untouched copies.
-    assert unmoved and all(path.endswith("/key/bias") for path in unmoved)
+    # The step changed every weight but perhaps the attention key biases
+    # (softmax is invariant to a score added to every key alike, so their
+    # gradient is 0 up to rounding): the comparison above is not between two
+    # untouched copies.
+    assert all(path.endswith("/key/bias") for path in unmoved), unmoved
 
 
 if __name__ == "__main__":

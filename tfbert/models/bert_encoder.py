@@ -48,9 +48,15 @@ class BertEncoder(keras.Model):
 
     Outputs: a dict with
       `sequence_output`: float32 [batch, seq, H], the last block's output;
-      `pooled_output`: float32 [batch, H], tanh(Dense(sequence_output[:, 0]));
+      `pooled_output`: float32 [batch, H], tanh(Dense(sequence_output[:, 0]))
+        (only with `config.use_pooler`);
       `encoder_outputs`: list of num_layers float32 [batch, seq, H], one per
         block.
+
+    The same class builds the other families' architectures from the
+    `BertConfig` switches (factorized embeddings, position offset, no
+    segment table, no pooler, shared blocks); each family subclasses it (see
+    `tfbert.Encoder` and docs/zoo.md).
 
     Args:
       config: a `BertConfig` (or its dict form).
@@ -71,15 +77,23 @@ class BertEncoder(keras.Model):
         self.config = config
 
         # === Layers ===
+        init = keras.initializers.TruncatedNormal(
+            stddev=config.initializer_range)
         self.embeddings = BertEmbeddings(
             vocab_size=config.vocab_size,
-            hidden_size=config.hidden_size,
+            hidden_size=config.embedding_size or config.hidden_size,
             max_position_embeddings=config.max_position_embeddings,
             type_vocab_size=config.type_vocab_size,
             dropout=config.hidden_dropout,
             initializer_range=config.initializer_range,
             layer_norm_epsilon=config.layer_norm_epsilon,
+            position_offset=config.position_offset,
             name="embeddings")
+        self.embedding_projection = None
+        if config.embedding_size is not None:
+            self.embedding_projection = keras.layers.Dense(
+                config.hidden_size, kernel_initializer=init,
+                name="embedding_projection")
         self.transformer_blocks = [
             TransformerBlock(
                 num_heads=config.num_heads,
@@ -90,25 +104,29 @@ class BertEncoder(keras.Model):
                 initializer_range=config.initializer_range,
                 layer_norm_epsilon=config.layer_norm_epsilon,
                 name=f"transformer_block_{i}")
-            for i in range(config.num_layers)
+            for i in range(1 if config.share_layers else config.num_layers)
         ]
-        self.pooler = Pooler(initializer_range=config.initializer_range,
-                             name="pooler")
+        self.pooler = None
+        if config.use_pooler:
+            self.pooler = Pooler(initializer_range=config.initializer_range,
+                                 name="pooler")
 
         # === Functional model ===
         inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
                   for name in INPUT_NAMES}
         hidden = self.embeddings(inputs["input_word_ids"],
                                  inputs["input_type_ids"])
+        if self.embedding_projection is not None:
+            hidden = self.embedding_projection(hidden)
         encoder_outputs = []
-        for block in self.transformer_blocks:
+        for i in range(config.num_layers):
+            block = self.transformer_blocks[i % len(self.transformer_blocks)]
             hidden = block(hidden, inputs["input_mask"])
             encoder_outputs.append(hidden)
-        outputs = {
-            "sequence_output": hidden,
-            "pooled_output": self.pooler(hidden),
-            "encoder_outputs": encoder_outputs,
-        }
+        outputs = {"sequence_output": hidden,
+                   "encoder_outputs": encoder_outputs}
+        if self.pooler is not None:
+            outputs["pooled_output"] = self.pooler(hidden)
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
     def call(self, inputs, training=None, mask=None):

@@ -1,0 +1,161 @@
+"""Every encoder family against HF `transformers` on the same random weights:
+an HF model built from a small config is saved with `save_pretrained` and
+loaded with `tfbert.Encoder.from_pretrained`."""
+
+import json
+
+import numpy as np
+import pytest
+import torch
+import transformers
+
+from tfbert.models import (
+    AlbertEncoder, BertEncoder, DistilBertEncoder, ElectraEncoder, Encoder,
+    RobertaEncoder)
+
+VOCAB, HIDDEN, LAYERS, HEADS, INTERMEDIATE, POSITIONS = 60, 16, 3, 2, 32, 24
+BATCH, SEQ = 3, 12
+BERT_STYLE = dict(vocab_size=VOCAB, hidden_size=HIDDEN,
+                  num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+                  intermediate_size=INTERMEDIATE,
+                  max_position_embeddings=POSITIONS)
+
+# family -> (HF model class, HF config, tfbert class, uses segment ids)
+FAMILIES = {
+    "bert": (transformers.BertModel, transformers.BertConfig(
+        **BERT_STYLE, type_vocab_size=2), BertEncoder, True),
+    "distilbert": (transformers.DistilBertModel, transformers.DistilBertConfig(
+        vocab_size=VOCAB, dim=HIDDEN, n_layers=LAYERS, n_heads=HEADS,
+        hidden_dim=INTERMEDIATE, max_position_embeddings=POSITIONS),
+        DistilBertEncoder, False),
+    "electra": (transformers.ElectraModel, transformers.ElectraConfig(
+        **BERT_STYLE, embedding_size=8, type_vocab_size=2), ElectraEncoder,
+        True),
+    "roberta": (transformers.RobertaModel, transformers.RobertaConfig(
+        **dict(BERT_STYLE, max_position_embeddings=POSITIONS + 2),
+        type_vocab_size=1, layer_norm_eps=1e-5, pad_token_id=1),
+        RobertaEncoder, False),
+    "albert": (transformers.AlbertModel, transformers.AlbertConfig(
+        **BERT_STYLE, embedding_size=8, type_vocab_size=2,
+        hidden_act="gelu_new"), AlbertEncoder, True),
+}
+
+
+def _randomize(model, seed=0):
+    """HF initializes LayerNorm to (1, 0) and biases to 0, which would hide
+    a swapped gamma/beta or a lost bias: draw every parameter instead."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            noise = torch.randn(parameter.shape, generator=generator)
+            if "LayerNorm.weight" in name or "layer_norm.weight" in name:
+                parameter.copy_(1.0 + 0.2 * noise)
+            else:
+                parameter.copy_(0.2 * noise)
+    return model.eval()
+
+
+def _inputs(pad_id, with_segments):
+    """Pairs with padding: segment 1 after position 5; rows end at 12, 7, 10.
+    Real ids avoid the pad id (RoBERTa numbers positions by counting them)."""
+    rng = np.random.default_rng(1)
+    mask = np.ones((BATCH, SEQ), np.int32)
+    mask[1, 7:] = 0
+    mask[2, 10:] = 0
+    ids = rng.integers(3, VOCAB, (BATCH, SEQ)).astype(np.int32)
+    ids = np.where(mask == 1, ids, pad_id)
+    types = np.zeros_like(ids)
+    if with_segments:
+        types[:, 5:] = 1
+    return {"input_word_ids": ids, "input_mask": mask,
+            "input_type_ids": types * mask}
+
+
+def _hf_outputs(model, inputs, with_segments):
+    kwargs = dict(input_ids=torch.tensor(inputs["input_word_ids"]),
+                  attention_mask=torch.tensor(inputs["input_mask"]),
+                  output_hidden_states=True)
+    if with_segments:
+        kwargs["token_type_ids"] = torch.tensor(inputs["input_type_ids"],
+                                                dtype=torch.long)
+    with torch.no_grad():
+        return model(**kwargs)
+
+
+def _save(family, tmp_path, model_class=None, seed=0):
+    hf_class, hf_config, _, _ = FAMILIES[family]
+    model = _randomize((model_class or hf_class)(hf_config), seed)
+    model.save_pretrained(tmp_path, safe_serialization=True)
+    return model
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_sequence_output_matches_hf(family, tmp_path):
+    _, hf_config, tfbert_class, with_segments = FAMILIES[family]
+    model = _save(family, tmp_path)
+    encoder = Encoder.from_pretrained(tmp_path)
+    assert type(encoder) is tfbert_class
+    inputs = _inputs(hf_config.pad_token_id or 0, with_segments)
+    expected = _hf_outputs(model, inputs, with_segments)
+    outputs = encoder(inputs)
+    real = inputs["input_mask"].astype(bool)
+    np.testing.assert_allclose(
+        np.asarray(outputs["sequence_output"])[real],
+        expected.last_hidden_state.numpy()[real], atol=1e-4)
+    assert len(outputs["encoder_outputs"]) == LAYERS
+    for ours, theirs in zip(outputs["encoder_outputs"],
+                            expected.hidden_states[1:]):
+        np.testing.assert_allclose(np.asarray(ours)[real],
+                                   theirs.numpy()[real], atol=1e-4)
+    if getattr(expected, "pooler_output", None) is not None:
+        np.testing.assert_allclose(np.asarray(outputs["pooled_output"]),
+                                   expected.pooler_output.numpy(), atol=1e-4)
+    else:
+        assert "pooled_output" not in outputs
+
+
+def test_families_without_segments_ignore_input_type_ids(tmp_path):
+    _save("distilbert", tmp_path)
+    encoder = Encoder.from_pretrained(tmp_path)
+    inputs = _inputs(0, False)
+    other = dict(inputs, input_type_ids=np.ones_like(inputs["input_type_ids"]))
+    np.testing.assert_array_equal(
+        np.asarray(encoder(inputs)["sequence_output"]),
+        np.asarray(encoder(other)["sequence_output"]))
+
+
+def test_task_model_checkpoints_load_the_encoder(tmp_path):
+    """ELECTRA's pretraining model keeps its encoder under `electra.`;
+    RoBERTa's classifier has no pooler, so neither has the encoder."""
+    electra = _save("electra", tmp_path / "electra",
+                    transformers.ElectraForPreTraining)
+    encoder = Encoder.from_pretrained(tmp_path / "electra")
+    inputs = _inputs(0, True)
+    expected = _hf_outputs(electra.electra, inputs, True)
+    real = inputs["input_mask"].astype(bool)
+    np.testing.assert_allclose(
+        np.asarray(encoder(inputs)["sequence_output"])[real],
+        expected.last_hidden_state.numpy()[real], atol=1e-4)
+
+    _save("roberta", tmp_path / "roberta",
+          transformers.RobertaForSequenceClassification)
+    encoder = Encoder.from_pretrained(tmp_path / "roberta")
+    assert encoder.pooler is None
+    assert "pooled_output" not in encoder(_inputs(1, False))
+
+
+def test_registry_errors_and_bert(tmp_path, tiny_checkpoint):
+    assert type(Encoder.from_pretrained(tiny_checkpoint)) is BertEncoder
+    assert set(Encoder.families()) == set(FAMILIES)
+    with pytest.raises(ValueError, match="holds a BertEncoder, not a "
+                                         "RobertaEncoder"):
+        RobertaEncoder.from_pretrained(tiny_checkpoint)
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "gpt2"}))
+    with pytest.raises(ValueError, match=r"config\.json: model_type 'gpt2' is "
+                                         "not a known encoder family"):
+        Encoder.from_pretrained(tmp_path)
+    (tmp_path / "config.json").write_text(
+        json.dumps({"model_type": "albert", "num_hidden_groups": 2}))
+    with pytest.raises(ValueError, match="num_hidden_groups=2 is not "
+                                         "supported"):
+        Encoder.from_pretrained(tmp_path)
