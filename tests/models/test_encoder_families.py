@@ -9,6 +9,8 @@ import pytest
 import torch
 import transformers
 
+from tfbert.models.encoder import _FAMILIES
+from tfbert.presets import get_preset
 from tfbert.models import (
     AlbertEncoder, BertEncoder, DistilBertEncoder, ElectraEncoder, Encoder,
     RobertaEncoder)
@@ -159,3 +161,72 @@ def test_registry_errors_and_bert(tmp_path, tiny_checkpoint):
     with pytest.raises(ValueError, match="num_hidden_groups=2 is not "
                                          "supported"):
         Encoder.from_pretrained(tmp_path)
+
+
+# Published config.json files of the family presets' shapes (the HF hub's
+# distilbert-base-uncased, roberta-base, electra-*-discriminator,
+# albert-base-v2), less keys the encoder does not read.
+PUBLISHED_CONFIGS = {
+    "distilbert-base-uncased": dict(
+        model_type="distilbert", activation="gelu", attention_dropout=0.1,
+        dim=768, dropout=0.1, hidden_dim=3072, initializer_range=0.02,
+        max_position_embeddings=512, n_heads=12, n_layers=6, pad_token_id=0,
+        sinusoidal_pos_embds=False, vocab_size=30522),
+    "roberta-base": dict(
+        model_type="roberta", attention_probs_dropout_prob=0.1,
+        hidden_act="gelu", hidden_dropout_prob=0.1, hidden_size=768,
+        initializer_range=0.02, intermediate_size=3072, layer_norm_eps=1e-05,
+        max_position_embeddings=514, num_attention_heads=12,
+        num_hidden_layers=12, pad_token_id=1, type_vocab_size=1,
+        vocab_size=50265),
+    "electra-small-discriminator": dict(
+        model_type="electra", attention_probs_dropout_prob=0.1,
+        embedding_size=128, hidden_act="gelu", hidden_dropout_prob=0.1,
+        hidden_size=256, initializer_range=0.02, intermediate_size=1024,
+        layer_norm_eps=1e-12, max_position_embeddings=512,
+        num_attention_heads=4, num_hidden_layers=12, pad_token_id=0,
+        type_vocab_size=2, vocab_size=30522),
+    "electra-base-discriminator": dict(
+        model_type="electra", attention_probs_dropout_prob=0.1,
+        embedding_size=768, hidden_act="gelu", hidden_dropout_prob=0.1,
+        hidden_size=768, initializer_range=0.02, intermediate_size=3072,
+        layer_norm_eps=1e-12, max_position_embeddings=512,
+        num_attention_heads=12, num_hidden_layers=12, pad_token_id=0,
+        type_vocab_size=2, vocab_size=30522),
+    "albert-base-v2": dict(
+        model_type="albert", attention_probs_dropout_prob=0,
+        embedding_size=128, hidden_act="gelu_new", hidden_dropout_prob=0,
+        hidden_size=768, initializer_range=0.02, inner_group_num=1,
+        intermediate_size=3072, layer_norm_eps=1e-12,
+        max_position_embeddings=512, num_attention_heads=12,
+        num_hidden_groups=1, num_hidden_layers=12, pad_token_id=0,
+        type_vocab_size=2, vocab_size=30000),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED_CONFIGS))
+def test_family_presets_match_the_published_configs(name):
+    values = PUBLISHED_CONFIGS[name]
+    preset = get_preset(name)
+    assert preset.model_type == values["model_type"]
+    family = _FAMILIES[preset.model_type]
+    expected = family.config_from_hf(values)
+    if family.model_type in ("roberta", "albert"):  # their base models pool
+        assert expected.use_pooler
+    assert preset.config == expected
+    encoder = Encoder.from_pretrained(name, num_layers=1)
+    assert type(encoder) is family.encoder_class
+    assert encoder.config.hidden_size == values.get("hidden_size",
+                                                    values.get("dim"))
+
+
+def test_bert_encoder_without_pooler(tiny_checkpoint):
+    full = BertEncoder.from_pretrained(tiny_checkpoint)
+    lean = BertEncoder.from_pretrained(tiny_checkpoint, use_pooler=False)
+    assert lean.pooler is None
+    assert not [v.path for v in lean.weights if "pooler" in v.path]
+    inputs = _inputs(0, True)
+    np.testing.assert_array_equal(
+        np.asarray(lean(inputs)["sequence_output"]),
+        np.asarray(full(inputs)["sequence_output"]))
+    assert set(lean(inputs)) == {"sequence_output", "encoder_outputs"}

@@ -24,10 +24,10 @@ class ElectraEncoder(FamilyEncoder):
 def config_from_hf(values):
     """`BertConfig` of an `ElectraConfig` dict."""
     config = bert_style_config(values, use_pooler=False)
-    embedding_size = values.get("embedding_size", config.hidden_size)
-    if embedding_size == config.hidden_size:
-        return config
-    return dataclasses.replace(config, embedding_size=embedding_size)
+    if config.embedding_size == config.hidden_size:
+        # HF builds the projection only for a different width.
+        return dataclasses.replace(config, embedding_size=None)
+    return config
 
 
 register_family(Family(

@@ -97,7 +97,13 @@ class Encoder:
         encoder weight the model lacks, is an error listing them (a
         checkpoint without a pooler builds an encoder without one).
         """
+        from tfbert import presets
+
         path = os.fspath(name_or_path)
+        preset = presets.get_preset(path)
+        if preset is not None and preset.model_type != "bert":
+            return _FAMILIES[preset.model_type].encoder_class(
+                dataclasses.replace(preset.config, **config_overrides))
         config_path = os.path.join(path, "config.json")
         model_type = None
         if os.path.isdir(path) and os.path.exists(config_path):
