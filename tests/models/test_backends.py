@@ -32,14 +32,15 @@ FAMILY_CONFIGS = {
 }
 
 
-def _inputs():
+def _inputs(config):
     rng = np.random.default_rng(0)
     ids = rng.integers(3, TINY["vocab_size"], (BATCH, SEQ)).astype("int32")
     mask = np.ones_like(ids)
     mask[0, 7:] = 0
     mask[2, 10:] = 0
     types = np.zeros_like(ids)
-    types[:, 5:] = 1
+    if config.get("type_vocab_size", 2) > 1:
+        types[:, 5:] = 1
     return {"input_word_ids": ids * mask, "input_mask": mask,
             "input_type_ids": types * mask}
 
@@ -67,7 +68,7 @@ def _training_model(config):
 def _run(config, weights_in, directory):
     """Forward pass, then one training step; writes outputs.npz and the
     updated weights to `directory`."""
-    inputs = _inputs()
+    inputs = _inputs(config)
     model = _training_model(config)
     if weights_in is not None:
         model.load_weights(weights_in)
@@ -106,7 +107,7 @@ def test_tensorflow_and_jax_backends_agree(family, tmp_path):
 
     tf_out = np.load(tf_dir / "outputs.npz")
     jax_out = np.load(jax_dir / "outputs.npz")
-    real = _inputs()["input_mask"].astype(bool)
+    real = _inputs(config)["input_mask"].astype(bool)
     np.testing.assert_allclose(jax_out["sequence_output"][real],
                                tf_out["sequence_output"][real], atol=1e-5)
     np.testing.assert_allclose(jax_out["loss"], tf_out["loss"], rtol=1e-5)

@@ -12,8 +12,8 @@ import transformers
 from tfbert.models.encoder import _FAMILIES
 from tfbert.presets import get_preset
 from tfbert.models import (
-    AlbertEncoder, BertEncoder, DistilBertEncoder, ElectraEncoder, Encoder,
-    RobertaEncoder)
+    AlbertEncoder, BertEncoder, DistilBertEncoder, ElectraDiscriminator,
+    ElectraEncoder, Encoder, RobertaEncoder)
 
 VOCAB, HIDDEN, LAYERS, HEADS, INTERMEDIATE, POSITIONS = 60, 16, 3, 2, 32, 24
 BATCH, SEQ = 3, 12
@@ -127,10 +127,11 @@ def test_families_without_segments_ignore_input_type_ids(tmp_path):
 
 
 def test_task_model_checkpoints_load_the_encoder(tmp_path):
-    """ELECTRA's pretraining model keeps its encoder under `electra.`;
-    RoBERTa's classifier has no pooler, so neither has the encoder."""
+    """ELECTRA's pretraining model keeps its encoder under `electra.` and
+    its discriminator head beside it; RoBERTa's classifier has no pooler, so neither has the encoder."""
     electra = _save("electra", tmp_path / "electra",
                     transformers.ElectraForPreTraining)
+    _save("electra", tmp_path / "electra_bare")  # no discriminator head
     encoder = Encoder.from_pretrained(tmp_path / "electra")
     inputs = _inputs(0, True)
     expected = _hf_outputs(electra.electra, inputs, True)
@@ -138,6 +139,19 @@ def test_task_model_checkpoints_load_the_encoder(tmp_path):
     np.testing.assert_allclose(
         np.asarray(encoder(inputs)["sequence_output"])[real],
         expected.last_hidden_state.numpy()[real], atol=1e-4)
+
+    discriminator = ElectraDiscriminator.from_pretrained(tmp_path / "electra")
+    with torch.no_grad():
+        expected = electra(
+            input_ids=torch.tensor(inputs["input_word_ids"]),
+            attention_mask=torch.tensor(inputs["input_mask"]),
+            token_type_ids=torch.tensor(inputs["input_type_ids"],
+                                        dtype=torch.long)).logits
+    np.testing.assert_allclose(np.asarray(discriminator(inputs))[real],
+                               expected.numpy()[real], atol=1e-4)
+    with pytest.raises(ValueError, match="discriminator_predictions.dense."
+                                         "weight"):
+        ElectraDiscriminator.from_pretrained(tmp_path / "electra_bare")
 
     _save("roberta", tmp_path / "roberta",
           transformers.RobertaForSequenceClassification)

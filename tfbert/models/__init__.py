@@ -9,5 +9,5 @@ from tfbert.models.encoder import Encoder
 # Each family module registers itself with `Encoder`.
 from tfbert.models.albert_encoder import AlbertEncoder
 from tfbert.models.distilbert_encoder import DistilBertEncoder
-from tfbert.models.electra_encoder import ElectraEncoder
+from tfbert.models.electra_encoder import ElectraDiscriminator, ElectraEncoder
 from tfbert.models.roberta_encoder import RobertaEncoder

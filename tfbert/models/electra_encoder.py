@@ -4,6 +4,7 @@ import dataclasses
 
 import keras
 
+from tfbert.layers import ReplacedTokenHead
 from tfbert.models.encoder import (
     Family, FamilyEncoder, bert_style_config, register_family)
 
@@ -19,6 +20,61 @@ class ElectraEncoder(FamilyEncoder):
     `sequence_output[:, 0]` (the [CLS] position) through dropout, Dense(H) +
     GELU, dropout and the output layer.
     """
+
+
+@keras.saving.register_keras_serializable(package="tfbert")
+class ElectraDiscriminator(keras.Model):
+    """ELECTRA's pretraining discriminator: an `ElectraEncoder` with
+    `ReplacedTokenHead` on its sequence output (HF `ElectraForPreTraining`).
+
+    Inputs: the encoder's input dict. Output: float32 [batch, seq] logits,
+    positive where a token was replaced.
+
+    Args:
+      encoder: an `ElectraEncoder`.
+    """
+
+    def __init__(self, encoder, **kwargs):
+        self.encoder = encoder
+        self.head = ReplacedTokenHead(
+            hidden_act=encoder.config.hidden_act,
+            initializer_range=encoder.config.initializer_range,
+            name="replaced_token_head")
+        inputs = encoder.input
+        logits = self.head(encoder(inputs)["sequence_output"])
+        super().__init__(inputs=inputs, outputs=logits, **kwargs)
+
+    @classmethod
+    def from_pretrained(cls, directory, strict=True, **config_overrides):
+        """Loads the encoder and, from an `ElectraForPreTraining`
+        checkpoint, the discriminator head."""
+        from tfbert.checkpoints import hf
+        from tfbert.checkpoints.variable_map import assign_variables
+
+        model = cls(ElectraEncoder.from_pretrained(directory, strict=strict,
+                                                   **config_overrides))
+        head = model.head
+        variables = {f"discriminator_predictions.{name}.{leaf}": (
+            getattr(dense, attribute), attribute == "kernel")
+            for name, dense in (("dense", head.dense),
+                                ("dense_prediction", head.prediction))
+            for leaf, attribute in (("weight", "kernel"), ("bias", "bias"))}
+        state = hf.read_state_dict(directory)
+        assign_variables(variables, {name: state[name] for name in variables
+                                     if name in state},
+                         directory, strict=strict)
+        return model
+
+    def get_config(self):
+        return {"encoder": keras.saving.serialize_keras_object(self.encoder),
+                "name": self.name, "trainable": self.trainable}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["encoder"] = keras.saving.deserialize_keras_object(
+            config["encoder"])
+        return cls(**config)
 
 
 def config_from_hf(values):
