@@ -128,7 +128,8 @@ def test_families_without_segments_ignore_input_type_ids(tmp_path):
 
 def test_task_model_checkpoints_load_the_encoder(tmp_path):
     """ELECTRA's pretraining model keeps its encoder under `electra.` and
-    its discriminator head beside it; RoBERTa's classifier has no pooler, so neither has the encoder."""
+    its discriminator head beside it; RoBERTa's classifier has no pooler, so
+    neither has the encoder."""
     electra = _save("electra", tmp_path / "electra",
                     transformers.ElectraForPreTraining)
     _save("electra", tmp_path / "electra_bare")  # no discriminator head

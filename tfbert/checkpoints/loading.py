@@ -8,8 +8,8 @@ import tempfile
 from tfbert import presets
 from tfbert.checkpoints import hf, keras_hub_preset, tf1
 from tfbert.checkpoints.variable_map import (
-    HEAD_PREFIX, POOLER_PREFIX, assign_variables, encoder_variables, pretrainer_variables,
-    read_variables)
+    HEAD_PREFIX, POOLER_PREFIX, assign_variables, encoder_variables,
+    pretrainer_variables, read_variables)
 from tfbert.config import BertConfig
 
 FORMATS = ("hf", "tf1", "keras_hub")

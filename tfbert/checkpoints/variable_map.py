@@ -35,8 +35,9 @@ def encoder_variables(encoder):
         names["bert/embeddings/token_type_embeddings"] = (
             emb.token_type_embeddings)
     pooler = encoder.pooler
-    dense_layers = {"pooler/dense": pooler.dense if pooler is not None else None,
-                    "embeddings_project": encoder.embedding_projection}
+    dense_layers = {
+        "pooler/dense": pooler.dense if pooler is not None else None,
+        "embeddings_project": encoder.embedding_projection}
     for name, dense in dense_layers.items():
         if dense is not None:
             names[f"bert/{name}/kernel"] = dense.kernel
