@@ -17,6 +17,11 @@ _ACTIVATION_ALIASES = {
 }
 
 
+def hf_activation(hidden_act):
+    """HF's name of a `BertConfig.hidden_act`."""
+    return {"gelu_approximate": "gelu_new"}.get(hidden_act, hidden_act)
+
+
 @dataclasses.dataclass
 class BertConfig:
     """Hyperparameters of a BERT encoder. Defaults are BERT-base (uncased).
@@ -161,8 +166,7 @@ class BertConfig:
                     f"a {style} BERT config cannot express embedding_size, "
                     "position_offset, share_layers or type_vocab_size=0; "
                     "save other families with their encoder's save_pretrained")
-            act = "gelu" if self.hidden_act == "gelu" else (
-                "gelu_new" if self.hidden_act == "gelu_approximate" else "relu")
+            act = hf_activation(self.hidden_act)
             values = {
                 "vocab_size": self.vocab_size,
                 "hidden_size": self.hidden_size,

@@ -116,6 +116,28 @@ def test_sequence_output_matches_hf(family, tmp_path):
         assert "pooled_output" not in outputs
 
 
+@pytest.mark.parametrize("family",
+                         ["albert", "distilbert", "electra", "roberta"])
+def test_save_pretrained_is_the_family_hf_layout(family, tmp_path):
+    hf_class, hf_config, tfbert_class, with_segments = FAMILIES[family]
+    model = _save(family, tmp_path / "hf")
+    Encoder.from_pretrained(tmp_path / "hf").save_pretrained(
+        tmp_path / "tfbert")
+    assert type(Encoder.from_pretrained(tmp_path / "tfbert")) is tfbert_class
+    # Any weight transformers did not find in our file would be random.
+    reloaded = hf_class.from_pretrained(tmp_path / "tfbert").eval()
+    inputs = _inputs(hf_config.pad_token_id or 0, with_segments)
+    expected = _hf_outputs(model, inputs, with_segments)
+    got = _hf_outputs(reloaded, inputs, with_segments)
+    real = inputs["input_mask"].astype(bool)
+    np.testing.assert_allclose(got.last_hidden_state.numpy()[real],
+                               expected.last_hidden_state.numpy()[real],
+                               atol=1e-6)
+    if getattr(expected, "pooler_output", None) is not None:
+        np.testing.assert_allclose(got.pooler_output.numpy(),
+                                   expected.pooler_output.numpy(), atol=1e-6)
+
+
 def test_families_without_segments_ignore_input_type_ids(tmp_path):
     _save("distilbert", tmp_path)
     encoder = Encoder.from_pretrained(tmp_path)

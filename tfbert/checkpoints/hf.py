@@ -41,7 +41,7 @@ def _hf_to_canonical(name):
     return f"{path}/{leaf}", False
 
 
-def _canonical_to_hf(name):
+def canonical_to_hf(name):
     """Inverse of `_hf_to_canonical` (always with LayerNorm weight/bias)."""
     transposed = name.endswith("/kernel")
     if name == "cls/predictions/output_bias":
@@ -112,7 +112,7 @@ def write_weights(directory, weights):
     with_heads = any(name.startswith(HEAD_PREFIX) for name in weights)
     state = {}
     for name, value in weights.items():
-        key, transposed = _canonical_to_hf(name)
+        key, transposed = canonical_to_hf(name)
         if not with_heads:
             key = key.removeprefix("bert.")
         state[key] = np.ascontiguousarray(value.T if transposed else value,

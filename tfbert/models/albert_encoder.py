@@ -4,7 +4,8 @@ shared by every layer."""
 import keras
 
 from tfbert.models.encoder import (
-    Family, FamilyEncoder, bert_style_config, register_family)
+    Family, FamilyEncoder, bert_style_config, bert_style_hf_config,
+    register_family)
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
@@ -30,10 +31,18 @@ def config_from_hf(values):
         share_layers=True)
 
 
+def config_to_hf(config):
+    """The `AlbertConfig` dict of `config`."""
+    return bert_style_hf_config(
+        config, "albert", embedding_size=config.embedding_size,
+        num_hidden_groups=1, inner_group_num=1)
+
+
 register_family(Family(
     model_type="albert",
     encoder_class=AlbertEncoder,
     config_from_hf=config_from_hf,
+    config_to_hf=config_to_hf,
     hf_prefix="albert.",
     renames=(
         (r"^encoder\.embedding_hidden_mapping_in\.", "embeddings_project."),
@@ -46,4 +55,16 @@ register_family(Family(
         (r"\.ffn_output\.", ".output.dense."),
         (r"\.full_layer_layer_norm\.", ".output.LayerNorm."),
         (r"^pooler\.", "pooler.dense."),
+    ),
+    inverse_renames=(
+        (r"^embeddings_project\.", "encoder.embedding_hidden_mapping_in."),
+        (r"\.attention\.self\.(query|key|value)\.", r".attention.\1."),
+        (r"\.attention\.output\.dense\.", ".attention.dense."),
+        (r"\.attention\.output\.LayerNorm\.", ".attention.LayerNorm."),
+        (r"\.intermediate\.dense\.", ".ffn."),
+        (r"\.output\.dense\.", ".ffn_output."),
+        (r"\.output\.LayerNorm\.", ".full_layer_layer_norm."),
+        (r"^encoder\.layer\.0\.",
+         "encoder.albert_layer_groups.0.albert_layers.0."),
+        (r"^pooler\.dense\.", "pooler."),
     )))

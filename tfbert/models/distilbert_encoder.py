@@ -3,7 +3,7 @@ or pooler."""
 
 import keras
 
-from tfbert.config import BertConfig
+from tfbert.config import BertConfig, hf_activation
 from tfbert.models.encoder import Family, FamilyEncoder, register_family
 
 
@@ -42,10 +42,25 @@ def config_from_hf(values):
         use_pooler=False)
 
 
+def config_to_hf(config):
+    """The `DistilBertConfig` dict of `config`."""
+    return dict(
+        model_type="distilbert", vocab_size=config.vocab_size,
+        dim=config.hidden_size, n_layers=config.num_layers,
+        n_heads=config.num_heads, hidden_dim=config.intermediate_size,
+        activation=hf_activation(config.hidden_act),
+        dropout=config.hidden_dropout,
+        attention_dropout=config.attention_dropout,
+        max_position_embeddings=config.max_position_embeddings,
+        initializer_range=config.initializer_range,
+        sinusoidal_pos_embds=False, pad_token_id=0)
+
+
 register_family(Family(
     model_type="distilbert",
     encoder_class=DistilBertEncoder,
     config_from_hf=config_from_hf,
+    config_to_hf=config_to_hf,
     hf_prefix="distilbert.",
     renames=(
         (r"^transformer\.layer\.", "encoder.layer."),
@@ -57,4 +72,15 @@ register_family(Family(
         (r"\.ffn\.lin1\.", ".intermediate.dense."),
         (r"\.ffn\.lin2\.", ".output.dense."),
         (r"\.output_layer_norm\.", ".output.LayerNorm."),
+    ),
+    inverse_renames=(
+        (r"^encoder\.layer\.", "transformer.layer."),
+        (r"\.attention\.self\.query\.", ".attention.q_lin."),
+        (r"\.attention\.self\.key\.", ".attention.k_lin."),
+        (r"\.attention\.self\.value\.", ".attention.v_lin."),
+        (r"\.attention\.output\.dense\.", ".attention.out_lin."),
+        (r"\.attention\.output\.LayerNorm\.", ".sa_layer_norm."),
+        (r"\.intermediate\.dense\.", ".ffn.lin1."),
+        (r"\.output\.dense\.", ".ffn.lin2."),
+        (r"\.output\.LayerNorm\.", ".output_layer_norm."),
     )))

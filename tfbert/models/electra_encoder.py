@@ -6,7 +6,8 @@ import keras
 
 from tfbert.layers import ReplacedTokenHead
 from tfbert.models.encoder import (
-    Family, FamilyEncoder, bert_style_config, register_family)
+    Family, FamilyEncoder, bert_style_config, bert_style_hf_config,
+    register_family)
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
@@ -86,8 +87,16 @@ def config_from_hf(values):
     return config
 
 
+def config_to_hf(config):
+    """The `ElectraConfig` dict of `config`."""
+    return bert_style_hf_config(
+        config, "electra",
+        embedding_size=config.embedding_size or config.hidden_size)
+
+
 register_family(Family(
     model_type="electra",
     encoder_class=ElectraEncoder,
     config_from_hf=config_from_hf,
+    config_to_hf=config_to_hf,
     hf_prefix="electra."))

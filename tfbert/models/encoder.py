@@ -13,7 +13,9 @@ import os
 import re
 from collections.abc import Callable
 
-from tfbert.config import BertConfig
+import numpy as np
+
+from tfbert.config import BertConfig, hf_activation
 from tfbert.models.bert_encoder import BertEncoder
 
 
@@ -27,21 +29,33 @@ class Family:
       config_from_hf: HF `config.json` dict -> `BertConfig`.
       hf_prefix: prefix of the encoder's weights inside the family's task
         models (`"distilbert."`); a bare HF model has none.
+      config_to_hf: `BertConfig` -> the family's HF `config.json` dict.
       renames: `(pattern, replacement)` regexes, applied in order, that turn
         the family's HF weight names into `BertModel`'s.
+      inverse_renames: the regexes back from `BertModel`'s names.
     """
 
     model_type: str
     encoder_class: type
     config_from_hf: Callable[[dict], BertConfig]
+    config_to_hf: Callable[[BertConfig], dict]
     hf_prefix: str
     renames: tuple = ()
+    inverse_renames: tuple = ()
 
     def bert_name(self, name):
         """The `BertModel` name of the family's HF weight `name`."""
-        for pattern, replacement in self.renames:
-            name = re.sub(pattern, replacement, name)
-        return name
+        return _rename(name, self.renames)
+
+    def hf_name(self, bert_name):
+        """The family's HF name of the `BertModel` weight `bert_name`."""
+        return _rename(bert_name, self.inverse_renames)
+
+
+def _rename(name, renames):
+    for pattern, replacement in renames:
+        name = re.sub(pattern, replacement, name)
+    return name
 
 
 _FAMILIES = {}
@@ -59,6 +73,22 @@ def bert_style_config(values, **switches):
     config = BertConfig.from_dict(
         {key: value for key, value in values.items() if key != "model_type"})
     return dataclasses.replace(config, **switches)
+
+
+def bert_style_hf_config(config, model_type, **extra):
+    """The HF `config.json` dict, in BERT's key names, of `config`."""
+    return dict(
+        model_type=model_type, vocab_size=config.vocab_size,
+        hidden_size=config.hidden_size, num_hidden_layers=config.num_layers,
+        num_attention_heads=config.num_heads,
+        intermediate_size=config.intermediate_size,
+        hidden_act=hf_activation(config.hidden_act),
+        hidden_dropout_prob=config.hidden_dropout,
+        attention_probs_dropout_prob=config.attention_dropout,
+        max_position_embeddings=config.max_position_embeddings,
+        type_vocab_size=config.type_vocab_size,
+        initializer_range=config.initializer_range,
+        layer_norm_eps=config.layer_norm_epsilon, **extra)
 
 
 def _read_config_json(path):
@@ -163,6 +193,32 @@ class FamilyEncoder(BertEncoder):
         return encoder
 
     def save_pretrained(self, directory, tokenizer=None):
-        raise NotImplementedError(
-            f"{type(self).__name__} cannot be saved as a checkpoint yet; "
-            "save its weights with save_weights()")
+        """Writes the family's HF layout (config.json + model.safetensors),
+        which `transformers` and `from_pretrained` load, and the files of
+        `tokenizer` (anything with `save_pretrained(directory)`)."""
+        from safetensors.numpy import save_file
+
+        from tfbert.checkpoints import hf
+        from tfbert.checkpoints.variable_map import (
+            encoder_variables, read_variables)
+
+        family = next(family for family in _FAMILIES.values()
+                      if family.encoder_class is type(self))
+        directory = os.fspath(directory)
+        if os.path.exists(directory) and os.listdir(directory):
+            raise FileExistsError(f"{directory} exists and is not empty")
+        os.makedirs(directory, exist_ok=True)
+        state = {}
+        for name, value in read_variables(encoder_variables(self)).items():
+            bert_name, transposed = hf.canonical_to_hf(name)
+            state[family.hf_name(bert_name.removeprefix("bert."))] = (
+                np.ascontiguousarray(value.T if transposed else value))
+        save_file(state, os.path.join(directory, "model.safetensors"),
+                  metadata={"format": "pt"})
+        with open(os.path.join(directory, "config.json"), "w",
+                  encoding="utf-8") as f:
+            json.dump(family.config_to_hf(self.config), f, indent=2,
+                      sort_keys=True)
+            f.write("\n")
+        if tokenizer is not None:
+            tokenizer.save_pretrained(directory)

@@ -4,7 +4,8 @@ the padding row."""
 import keras
 
 from tfbert.models.encoder import (
-    Family, FamilyEncoder, bert_style_config, register_family)
+    Family, FamilyEncoder, bert_style_config, bert_style_hf_config,
+    register_family)
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
@@ -31,8 +32,16 @@ def config_from_hf(values):
         values, position_offset=values.get("pad_token_id", 1) + 1)
 
 
+def config_to_hf(config):
+    """The `RobertaConfig` dict of `config`."""
+    return bert_style_hf_config(
+        config, "roberta", pad_token_id=config.position_offset - 1,
+        bos_token_id=0, eos_token_id=2)
+
+
 register_family(Family(
     model_type="roberta",
     encoder_class=RobertaEncoder,
     config_from_hf=config_from_hf,
+    config_to_hf=config_to_hf,
     hf_prefix="roberta."))
