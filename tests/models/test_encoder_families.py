@@ -1,13 +1,20 @@
 """Every encoder family against HF `transformers` on the same random weights:
 an HF model built from a small config is saved with `save_pretrained` and
-loaded with `tfbert.Encoder.from_pretrained`."""
+loaded with `tfbert.Encoder.from_pretrained`. Outputs, saving, presets, and
+the training signal of a span labeler on each family."""
 
 import json
 
+import keras
 import numpy as np
 import pytest
+import tensorflow as tf
 import torch
 import transformers
+
+from tfbert import BertSpanLabeler
+from tfbert.checkpoints import hf
+from tfbert.checkpoints.variable_map import encoder_variables
 
 from tfbert.models.encoder import _FAMILIES
 from tfbert.presets import get_preset
@@ -267,3 +274,81 @@ def test_bert_encoder_without_pooler(tiny_checkpoint):
         np.asarray(lean(inputs)["sequence_output"]),
         np.asarray(full(inputs)["sequence_output"]))
     assert set(lean(inputs)) == {"sequence_output", "encoder_outputs"}
+
+
+QA_CLASSES = {
+    "distilbert": transformers.DistilBertForQuestionAnswering,
+    "electra": transformers.ElectraForQuestionAnswering,
+    "roberta": transformers.RobertaForQuestionAnswering,
+    "albert": transformers.AlbertForQuestionAnswering,
+}
+
+
+@pytest.mark.parametrize("family", sorted(QA_CLASSES))
+def test_span_labeler_loss_and_gradients_match_hf(family, tmp_path):
+    """`BertSpanLabeler` on each family's encoder has the loss and the
+    gradient of every weight of HF's `*ForQuestionAnswering` (dropout off,
+    the same head weights, an unpadded batch)."""
+    _, hf_config, _, with_segments = FAMILIES[family]
+    hf_model = _randomize(QA_CLASSES[family](hf_config))
+    hf_model.save_pretrained(tmp_path)
+    hf_model.train()
+    for module in hf_model.modules():  # dropout off, as in the tfbert model
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+    model = BertSpanLabeler.from_pretrained(
+        tmp_path, hidden_dropout=0.0, attention_dropout=0.0)
+    model.head.dense.kernel.assign(
+        hf_model.qa_outputs.weight.detach().numpy().T)
+    model.head.dense.bias.assign(hf_model.qa_outputs.bias.detach().numpy())
+
+    rng = np.random.default_rng(0)
+    ids = rng.integers(3, VOCAB, (4, SEQ)).astype("int32")
+    types = np.zeros_like(ids)
+    if with_segments:
+        types[:, 6:] = 1
+    starts, ends = np.array([6, 8, 1, 9]), np.array([7, 10, 3, 11])
+    kwargs = {"token_type_ids": torch.tensor(types).long()} if with_segments \
+        else {}
+    output = hf_model(input_ids=torch.tensor(ids).long(),
+                      attention_mask=torch.ones(ids.shape, dtype=torch.long),
+                      start_positions=torch.tensor(starts),
+                      end_positions=torch.tensor(ends), **kwargs)
+    output.loss.backward()
+
+    cross_entropy = keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True)
+    features = {"input_word_ids": ids, "input_mask": np.ones_like(ids),
+                "input_type_ids": types}
+    with tf.GradientTape() as tape:
+        logits = model(features, training=True)
+        loss = 0.5 * (cross_entropy(starts, logits["start_logits"])
+                      + cross_entropy(ends, logits["end_logits"]))
+    variables = model.trainable_variables
+    ours = {v.path: tf.convert_to_tensor(g).numpy() for v, g in
+            zip(variables, tape.gradient(loss, variables))}
+    assert abs(float(loss) - output.loss.item()) < 1e-5
+
+    # HF's gradients, named like the checkpoint and converted as loading
+    # converts the weights.
+    family_spec = _FAMILIES[family]
+    prefix = family_spec.hf_prefix
+    theirs = hf.canonical_weights({
+        family_spec.bert_name(name.removeprefix(prefix)):
+            parameter.grad.numpy()
+        for name, parameter in hf_model.named_parameters()
+        if name.startswith(prefix)})
+    compared = 0
+    for name, (variable, transposed) in encoder_variables(
+            model.encoder).items():
+        expected = theirs[name].T if transposed else theirs[name]
+        # Relative to the largest entry; 1e-7 absolute for the attention
+        # key biases, whose gradient is 0 up to rounding.
+        tolerance = 1e-4 * np.abs(expected).max() + 1e-7
+        assert np.abs(ours[variable.path] - expected).max() <= tolerance, (
+            name)
+        compared += 1
+    assert compared == len(theirs)
+    np.testing.assert_allclose(
+        ours[model.head.dense.kernel.path],
+        hf_model.qa_outputs.weight.grad.numpy().T, rtol=1e-4, atol=1e-6)
