@@ -3,7 +3,8 @@ update under Keras's TensorFlow and JAX backends.
 
 The TensorFlow side runs in the test process; the JAX side runs this file as
 a script in a subprocess with KERAS_BACKEND=jax, loading the weights the
-TensorFlow side saved, so both start from the same numbers.
+TensorFlow side saved, so both start from the same numbers. Also: the GPU
+benchmark runs under JAX with TensorFlow unimportable.
 """
 
 import json
@@ -133,3 +134,31 @@ def test_tensorflow_and_jax_backends_agree(family, tmp_path):
 
 if __name__ == "__main__":
     _run(json.loads(sys.argv[1]), sys.argv[2], sys.argv[3])
+
+
+_WITHOUT_TENSORFLOW = """
+import runpy, sys
+class NoTensorFlow:
+    def find_spec(self, name, path=None, target=None):
+        if name.split(".")[0] == "tensorflow":
+            raise ImportError("the GPU machines have no TensorFlow")
+sys.meta_path.insert(0, NoTensorFlow())
+sys.argv = ["benchmarks/gpu_mixed_precision.py"]
+runpy.run_path("benchmarks/gpu_mixed_precision.py", run_name="__main__")
+"""
+
+
+@pytest.mark.slow
+def test_gpu_benchmark_runs_under_jax_without_tensorflow():
+    """The numeric model imports no TensorFlow: the GPU benchmark's CPU
+    smoke run (tiny shape, 2 steps) works with TensorFlow unimportable."""
+    pytest.importorskip("jax")
+    result = subprocess.run(
+        [sys.executable, "-c", _WITHOUT_TENSORFLOW], capture_output=True,
+        text=True, timeout=500, cwd=REPO_ROOT,
+        env=dict(os.environ, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu",
+                 SHAPES="tiny", STEPS="2", PYTHONPATH=REPO_ROOT))
+    assert result.returncode == 0, result.stderr[-3000:]
+    rows = [json.loads(line) for line in result.stdout.splitlines()
+            if line.startswith("{")]
+    assert len(rows) == 4 and all(row["finite"] for row in rows)
