@@ -352,3 +352,19 @@ def test_span_labeler_loss_and_gradients_match_hf(family, tmp_path):
     np.testing.assert_allclose(
         ours[model.head.dense.kernel.path],
         hf_model.qa_outputs.weight.grad.numpy().T, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("family", ["albert", "distilbert", "electra",
+                                    "roberta"])
+def test_keras_file_round_trip(family, tmp_path):
+    hf_class, hf_config, tfbert_class, with_segments = FAMILIES[family]
+    _save(family, tmp_path / "hf")
+    encoder = Encoder.from_pretrained(tmp_path / "hf")
+    encoder.save(tmp_path / "encoder.keras")
+    restored = keras.saving.load_model(tmp_path / "encoder.keras")
+    assert type(restored) is tfbert_class
+    assert restored.config == encoder.config
+    inputs = _inputs(hf_config.pad_token_id or 0, with_segments)
+    np.testing.assert_array_equal(
+        np.asarray(restored(inputs)["sequence_output"]),
+        np.asarray(encoder(inputs)["sequence_output"]))
