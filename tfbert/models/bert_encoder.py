@@ -61,6 +61,12 @@ class BertEncoder(keras.Model):
     Args:
       config: a `BertConfig` (or its dict form).
 
+    Attributes:
+      classification_activation: None when HF's sequence classifier of the
+        family reads `pooled_output` (BERT, ALBERT); otherwise the
+        activation of the dense layer it puts on `sequence_output[:, 0]`
+        (`Pooler(activation=...)` on `sequence_output`, newly initialised).
+
     Example:
     ```python
     encoder = tfbert.BertEncoder.from_pretrained("minilm-l6-h384-uncased")
@@ -70,6 +76,8 @@ class BertEncoder(keras.Model):
     outputs["pooled_output"].shape  # (1, 384)
     ```
     """
+
+    classification_activation = None
 
     def __init__(self, config, **kwargs):
         if not isinstance(config, BertConfig):

@@ -20,6 +20,8 @@ class DistilBertEncoder(FamilyEncoder):
     training only.
     """
 
+    classification_activation = "relu"
+
 
 def config_from_hf(values):
     """`BertConfig` of a `DistilBertConfig` dict (HF defaults for missing

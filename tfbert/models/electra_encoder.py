@@ -22,6 +22,8 @@ class ElectraEncoder(FamilyEncoder):
     GELU, dropout and the output layer.
     """
 
+    classification_activation = "gelu"
+
 
 @keras.saving.register_keras_serializable(package="tfbert")
 class ElectraDiscriminator(keras.Model):

@@ -25,6 +25,8 @@ class RobertaEncoder(FamilyEncoder):
     dropout and the output layer.
     """
 
+    classification_activation = "tanh"
+
 
 def config_from_hf(values):
     """`BertConfig` of a `RobertaConfig` dict."""
