@@ -368,3 +368,13 @@ def test_keras_file_round_trip(family, tmp_path):
     np.testing.assert_array_equal(
         np.asarray(restored(inputs)["sequence_output"]),
         np.asarray(encoder(inputs)["sequence_output"]))
+
+
+def test_input_errors_name_the_family(tmp_path):
+    _save("distilbert", tmp_path)
+    encoder = Encoder.from_pretrained(tmp_path)
+    inputs = dict(_inputs(0, False))
+    inputs["input_mask"] = inputs["input_mask"].astype("float32")
+    with pytest.raises(ValueError, match="DistilBertEncoder input "
+                                         "'input_mask' must be an integer"):
+        encoder(inputs)

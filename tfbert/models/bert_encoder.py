@@ -9,19 +9,20 @@ from tfbert.layers import BertEmbeddings, Pooler, TransformerBlock
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 
 
-def check_inputs(inputs):
-    """Raises a ValueError naming the field when `inputs` is not a dict of
-    integer [batch, seq] tensors with the keys `INPUT_NAMES`.
+def check_inputs(inputs, owner="BertEncoder"):
+    """Raises a ValueError naming the field (and `owner`, the model's class
+    name) when `inputs` is not a dict of integer [batch, seq] tensors with
+    the keys `INPUT_NAMES`.
 
     Keras would otherwise cast float ids to int32 silently.
     """
     if not isinstance(inputs, dict):
         raise ValueError(
-            f"BertEncoder expects a dict with keys {list(INPUT_NAMES)}, got "
+            f"{owner} expects a dict with keys {list(INPUT_NAMES)}, got "
             f"{type(inputs).__name__}")
     missing = [name for name in INPUT_NAMES if name not in inputs]
     if missing:
-        raise ValueError(f"BertEncoder inputs lack {missing}; got keys "
+        raise ValueError(f"{owner} inputs lack {missing}; got keys "
                          f"{sorted(inputs)}")
     for name in INPUT_NAMES:
         value = inputs[name]
@@ -29,13 +30,13 @@ def check_inputs(inputs):
         dtype = keras.backend.standardize_dtype(
             np.asarray(value).dtype if dtype is None else dtype)
         if "int" not in dtype:
-            raise ValueError(f"BertEncoder input {name!r} must be an integer "
+            raise ValueError(f"{owner} input {name!r} must be an integer "
                              f"tensor [batch, seq], got dtype {dtype}")
         shape = getattr(value, "shape", None)
         shape = np.shape(value) if shape is None else shape
         rank = getattr(shape, "rank", len(shape))
         if rank is not None and rank != 2:
-            raise ValueError(f"BertEncoder input {name!r} must have rank 2 "
+            raise ValueError(f"{owner} input {name!r} must have rank 2 "
                              f"[batch, seq], got shape {tuple(shape)}")
 
 
@@ -138,7 +139,7 @@ class BertEncoder(keras.Model):
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
     def call(self, inputs, training=None, mask=None):
-        check_inputs(inputs)
+        check_inputs(inputs, type(self).__name__)
         return super().call(inputs, training=training, mask=mask)
 
     def get_config(self):
