@@ -59,6 +59,9 @@ def test_hf_style_is_read_by_transformers(tmp_path):
     ({"hidden_size": 10, "num_heads": 3}, "not divisible by num_heads"),
     ({"num_layers": 0}, "num_layers must be a positive int"),
     ({"vocab_size": 3.5}, "vocab_size must be a positive int"),
+    ({"type_vocab_size": -1}, "type_vocab_size must be a non-negative int"),
+    ({"embedding_size": 0}, "embedding_size must be a positive int or None"),
+    ({"position_offset": 512}, "position_offset \\(512\\) leaves no rows"),
 ])
 def test_invalid_values(changes, message):
     with pytest.raises(ValueError, match=message):
@@ -68,7 +71,8 @@ def test_invalid_values(changes, message):
 def test_rejects_other_architectures(tmp_path):
     path = tmp_path / "config.json"
     path.write_text(json.dumps(dict(GOOGLE_BASE, model_type="roberta")))
-    with pytest.raises(ValueError, match="config.json: .*model_type='roberta'"):
+    with pytest.raises(ValueError, match="config.json: .*model_type='roberta'"
+                       ".*tfbert.Encoder.from_pretrained"):
         BertConfig.from_json_file(path)
     with pytest.raises(ValueError, match="relative_key"):
         BertConfig.from_dict(dict(GOOGLE_BASE,
@@ -85,3 +89,16 @@ def test_file_errors_name_the_file(tmp_path):
     path.write_text(json.dumps(dict(GOOGLE_BASE, num_hidden_layers=-1)))
     with pytest.raises(ValueError, match="bad.json: num_layers must be"):
         BertConfig.from_json_file(path)
+
+
+@pytest.mark.parametrize("style", ["google", "hf"])
+@pytest.mark.parametrize("switch", [{"embedding_size": 8},
+                                    {"position_offset": 2},
+                                    {"share_layers": True},
+                                    {"type_vocab_size": 0}])
+def test_bert_files_refuse_other_families_switches(style, switch, tmp_path):
+    with pytest.raises(ValueError, match=f"a {style} BERT config cannot"):
+        BertConfig(**switch).to_json_file(tmp_path / "c.json", style=style)
+    BertConfig(**switch).to_json_file(tmp_path / "c.json")
+    assert BertConfig.from_json_file(tmp_path / "c.json") == BertConfig(
+        **switch)

@@ -18,8 +18,9 @@ from tfbert import metrics, training  # noqa: E402
 from tfbert.config import BertConfig
 from tfbert.metrics import masked_lm as _masked_lm  # Keras registration.
 from tfbert.models import (
-    BertClassifier, BertEncoder, BertPretrainer, BertSpanLabeler,
-    BertTextClassifier, BertTokenClassifier)
+    AlbertEncoder, BertClassifier, BertEncoder, BertPretrainer,
+    BertSpanLabeler, BertTextClassifier, BertTokenClassifier,
+    DistilBertEncoder, ElectraEncoder, Encoder, RobertaEncoder)
 from tfbert.presets import PRESETS
 from tfbert.sentence_encoder import SentenceEncoder
 from tfbert.text import BertPreprocessor, BertTokenizer, Preprocessor
@@ -29,4 +30,6 @@ __version__ = "0.1.0"
 __all__ = ["BertConfig", "BertEncoder", "BertTokenizer", "BertPreprocessor",
            "Preprocessor", "SentenceEncoder", "BertClassifier",
            "BertTextClassifier", "BertSpanLabeler", "BertTokenClassifier",
-           "BertPretrainer", "PRESETS", "metrics", "training", "__version__"]
+           "BertPretrainer", "PRESETS", "metrics", "training", "__version__",
+           "Encoder", "DistilBertEncoder", "ElectraEncoder", "RobertaEncoder",
+           "AlbertEncoder"]

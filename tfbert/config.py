@@ -17,9 +17,17 @@ _ACTIVATION_ALIASES = {
 }
 
 
+def hf_activation(hidden_act):
+    """HF's name of a `BertConfig.hidden_act`."""
+    return {"gelu_approximate": "gelu_new"}.get(hidden_act, hidden_act)
+
+
 @dataclasses.dataclass
 class BertConfig:
     """Hyperparameters of a BERT encoder. Defaults are BERT-base (uncased).
+
+    The switches after `layer_norm_epsilon` describe the other encoder
+    families on the same layers (see docs/zoo.md); their defaults are BERT.
 
     Attributes:
       vocab_size: number of WordPiece ids.
@@ -31,10 +39,22 @@ class BertConfig:
         `"gelu_approximate"` (tanh form) or `"relu"`.
       hidden_dropout: dropout rate on embeddings and block outputs.
       attention_dropout: dropout rate on attention probabilities.
-      max_position_embeddings: rows of the learned position table.
-      type_vocab_size: number of segment ids.
+      max_position_embeddings: rows of the learned position table (RoBERTa:
+        including the `position_offset` rows before the first position).
+      type_vocab_size: number of segment ids; 0 for no segment embeddings
+        (DistilBERT), when `input_type_ids` are accepted and ignored.
       initializer_range: stddev of the truncated-normal initializer.
       layer_norm_epsilon: LayerNorm epsilon (BERT uses 1e-12 everywhere).
+      embedding_size: width of the embedding tables when they are factorized
+        (ALBERT, ELECTRA): a dense layer projects them to `hidden_size`.
+        None: the tables are `hidden_size` wide and there is no projection.
+      position_offset: index of the first position's row (RoBERTa:
+        padding_idx + 1 = 2).
+      use_pooler: whether the encoder has the tanh pooler and returns
+        `pooled_output`. Models that never read it (span labeling) should
+        not build it: its variables would get no gradient.
+      share_layers: one transformer block applied `num_layers` times (ALBERT's
+        cross-layer parameter sharing).
     """
 
     vocab_size: int = 30522
@@ -49,6 +69,10 @@ class BertConfig:
     type_vocab_size: int = 2
     initializer_range: float = 0.02
     layer_norm_epsilon: float = 1e-12
+    embedding_size: int | None = None
+    position_offset: int = 0
+    use_pooler: bool = True
+    share_layers: bool = False
 
     def __post_init__(self):
         self.hidden_act = _ACTIVATION_ALIASES.get(self.hidden_act, self.hidden_act)
@@ -57,11 +81,24 @@ class BertConfig:
                 f"hidden_act must be one of {_ACTIVATIONS}, got {self.hidden_act!r}"
             )
         for name in ("vocab_size", "hidden_size", "num_layers", "num_heads",
-                     "intermediate_size", "max_position_embeddings",
-                     "type_vocab_size"):
+                     "intermediate_size", "max_position_embeddings"):
             value = getattr(self, name)
             if not isinstance(value, int) or value <= 0:
                 raise ValueError(f"{name} must be a positive int, got {value!r}")
+        for name in ("type_vocab_size", "position_offset"):
+            value = getattr(self, name)
+            if not isinstance(value, int) or value < 0:
+                raise ValueError(
+                    f"{name} must be a non-negative int, got {value!r}")
+        if self.embedding_size is not None and (
+                not isinstance(self.embedding_size, int)
+                or self.embedding_size <= 0):
+            raise ValueError("embedding_size must be a positive int or None, "
+                             f"got {self.embedding_size!r}")
+        if self.position_offset >= self.max_position_embeddings:
+            raise ValueError(
+                f"position_offset ({self.position_offset}) leaves no rows of "
+                f"max_position_embeddings ({self.max_position_embeddings})")
         if self.hidden_size % self.num_heads:
             raise ValueError(
                 f"hidden_size ({self.hidden_size}) is not divisible by "
@@ -94,8 +131,8 @@ class BertConfig:
                 kwargs[key] = value
         if values.get("model_type") not in (None, "bert"):
             raise ValueError(
-                f"config has model_type={values['model_type']!r}; only 'bert' "
-                "architectures can be loaded"
+                f"config has model_type={values['model_type']!r}, not 'bert'; "
+                "load other families with tfbert.Encoder.from_pretrained"
             )
         if values.get("position_embedding_type", "absolute") != "absolute":
             raise ValueError(
@@ -123,8 +160,13 @@ class BertConfig:
         """Writes the config. `style` is "tfbert", "google" or "hf"."""
         values = self.to_dict()
         if style in ("google", "hf"):
-            act = "gelu" if self.hidden_act == "gelu" else (
-                "gelu_new" if self.hidden_act == "gelu_approximate" else "relu")
+            if (self.embedding_size is not None or self.position_offset
+                    or self.share_layers or not self.type_vocab_size):
+                raise ValueError(
+                    f"a {style} BERT config cannot express embedding_size, "
+                    "position_offset, share_layers or type_vocab_size=0; "
+                    "save other families with their encoder's save_pretrained")
+            act = hf_activation(self.hidden_act)
             values = {
                 "vocab_size": self.vocab_size,
                 "hidden_size": self.hidden_size,

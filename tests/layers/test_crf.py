@@ -1,6 +1,10 @@
-"""CRF against brute force over every tag sequence (tiny random cases)."""
+"""CRF against brute force over every tag sequence (tiny random cases), under
+the TensorFlow backend and, in a subprocess, the JAX backend."""
 
 import itertools
+import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -24,13 +28,13 @@ def _crf(seed, constrained):
 
 def _score(crf, emissions, tags, allowed, allowed_start, use_start):
     """Independent path score; None if the path is forbidden."""
-    trans = crf.transitions.numpy()
+    trans = np.asarray(crf.transitions)
     if allowed is not None:
         if any(not allowed[a, b] for a, b in zip(tags, tags[1:])):
             return None
         if use_start and not allowed_start[tags[0]]:
             return None
-    total = crf.start_scores.numpy()[tags[0]] + crf.end_scores.numpy()[tags[-1]]
+    total = np.asarray(crf.start_scores)[tags[0]] + np.asarray(crf.end_scores)[tags[-1]]
     total += sum(emissions[t, tag] for t, tag in enumerate(tags))
     total += sum(trans[a, b] for a, b in zip(tags, tags[1:]))
     return total
@@ -47,8 +51,8 @@ def test_loss_and_viterbi_equal_brute_force(seed, constrained):
     gold = rng.integers(0, 5, size=(batch, n))
     if constrained:
         gold[:] = [[1, 2, 0, 3], [3, 4, 0, 0], [2, 0, 0, 0]]  # valid inside
-    log_likelihood = crf.log_likelihood(emissions, gold, lengths).numpy()
-    decoded = crf.decode(emissions, lengths).numpy()
+    log_likelihood = np.asarray(crf.log_likelihood(emissions, gold, lengths))
+    decoded = np.asarray(crf.decode(emissions, lengths))
     for b in range(batch):
         length = lengths[b]
         paths = list(itertools.product(range(5), repeat=length))
@@ -76,7 +80,7 @@ def test_constrained_decoding_never_emits_invalid_moves():
     emissions = rng.normal(size=(64, 9, 5)).astype(np.float32)
     emissions[..., [2, 4]] += 5.0
     lengths = rng.integers(1, 10, size=64)
-    decoded = crf.decode(emissions, lengths).numpy()
+    decoded = np.asarray(crf.decode(emissions, lengths))
     for row, length in zip(decoded, lengths):
         tags = row[:length]
         assert allowed_start[tags[0]]
@@ -99,9 +103,9 @@ def test_a_forbidden_move_makes_a_path_improbable():
         np.float32)
     path = np.array([[0, 2, 2]])  # O -> I-PER is not valid IOB2
     lengths = np.array([3])
-    free_ll = free.log_likelihood(emissions, path, lengths).numpy()[0]
-    constrained_ll = constrained.log_likelihood(
-        emissions, path, lengths).numpy()[0]
+    free_ll = np.asarray(free.log_likelihood(emissions, path, lengths))[0]
+    constrained_ll = np.asarray(constrained.log_likelihood(
+        emissions, path, lengths))[0]
     assert free_ll > -20  # an ordinary path among 125
     # The penalty makes its probability vanish (exp(FORBIDDEN) = 0 in float32).
     assert constrained_ll < free_ll + FORBIDDEN / 2
@@ -111,6 +115,21 @@ def test_compact():
     values = np.arange(10).reshape(2, 5)
     keep = np.array([[0, 1, 0, 1, 1], [1, 0, 0, 0, 0]], bool)
     compacted, lengths = compact(values, keep)
-    assert list(lengths.numpy()) == [3, 1]
-    assert list(compacted.numpy()[0, :3]) == [1, 3, 4]
-    assert compacted.numpy()[1, 0] == 5
+    assert list(np.asarray(lengths)) == [3, 1]
+    assert list(np.asarray(compacted)[0, :3]) == [1, 3, 4]
+    assert np.asarray(compacted)[1, 0] == 5
+
+
+@pytest.mark.slow
+def test_every_crf_test_passes_under_jax():
+    pytest.importorskip("jax")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    result = subprocess.run(
+        [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider",
+         __file__, "-k", "not under_jax"],
+        capture_output=True, text=True, timeout=300, cwd=root,
+        env=dict(os.environ, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu",
+                 TF_CPP_MIN_LOG_LEVEL="2"))
+    assert result.returncode == 0, result.stdout[-3000:]
+    assert " passed" in result.stdout and "skipped" not in result.stdout

@@ -1,5 +1,10 @@
 """The hand-written gradients (exact GELU, LayerNorm) against torch autograd
-and against TF autodiff of Keras's own formulas."""
+and against TF autodiff of Keras's own formulas; what they keep for the
+backward pass under JAX."""
+
+import os
+import subprocess
+import sys
 
 import keras
 import numpy as np
@@ -138,3 +143,48 @@ def test_layer_norm_config_round_trip_and_unsupported_settings():
                      {"rms_scaling": True}):
         with pytest.raises(ValueError, match="normalizes the last axis"):
             LayerNorm(**settings)
+
+
+_RESIDUALS_SCRIPT = """
+import jax, jax.numpy as jnp, keras
+from jax.ad_checkpoint import print_saved_residuals
+from tfbert.layers import LayerNorm, get_activation
+x = jnp.ones((4, 8, 32))
+ours, theirs = LayerNorm(), keras.layers.LayerNormalization(epsilon=1e-12)
+ours.build((None, 32)); theirs.build((None, 32))
+functions = {
+    "gelu": get_activation("gelu"),
+    "keras_gelu": lambda t: keras.activations.gelu(t, approximate=False),
+    "layer_norm": ours, "keras_layer_norm": theirs}
+for name, f in functions.items():
+    print("==", name)
+    print_saved_residuals(lambda t: jnp.sum(f(t) * 1.5), x)
+"""
+
+
+@pytest.mark.slow
+def test_backward_pass_keeps_only_what_the_gradients_need_under_jax():
+    """GELU keeps only its input, LayerNorm only the normalized input and
+    1/std ([4, 8, 32] and [4, 8, 1]); Keras's formulas keep more."""
+    pytest.importorskip("jax")
+    root = os.path.dirname(os.path.dirname(os.path.dirname(
+        os.path.abspath(__file__))))
+    result = subprocess.run(
+        [sys.executable, "-c", _RESIDUALS_SCRIPT], capture_output=True,
+        text=True, timeout=300, cwd=root,
+        env=dict(os.environ, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu",
+                 TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=root))
+    assert result.returncode == 0, result.stderr[-3000:]
+    saved = {}
+    for line in result.stdout.splitlines():
+        if line.startswith("== "):
+            name = line[3:]
+            saved[name] = []
+        elif line.startswith("f32["):
+            saved[name].append(line.split()[0])
+    full = "f32[4,8,32]"
+    assert saved["gelu"].count(full) == 1
+    assert saved["keras_gelu"].count(full) > 1
+    assert saved["layer_norm"].count(full) == 1
+    assert saved["layer_norm"].count("f32[4,8,1]") == 1
+    assert saved["keras_layer_norm"].count(full) > 1

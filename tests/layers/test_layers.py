@@ -104,13 +104,17 @@ def test_transformer_block_is_post_layer_norm():
 
 
 def test_pooler_uses_the_first_position():
-    layer = Pooler()
-    layer.build((None, None, 8))
-    _randomize(layer)
     x = RNG.normal(size=(2, 3, 8)).astype(np.float32)
-    expected = np.tanh(x[:, 0] @ layer.dense.kernel.numpy()
-                       + layer.dense.bias.numpy())
-    np.testing.assert_allclose(layer(x), expected, atol=1e-6)
+    for activation, reference in (("tanh", np.tanh),
+                                  ("relu", lambda y: np.maximum(y, 0)),
+                                  ("gelu", _gelu_erf)):
+        layer = Pooler(activation=activation)
+        layer.build((None, None, 8))
+        _randomize(layer)
+        expected = reference(x[:, 0] @ layer.dense.kernel.numpy()
+                             + layer.dense.bias.numpy())
+        np.testing.assert_allclose(layer(x), expected, atol=1e-6)
+        assert Pooler.from_config(layer.get_config()).activation == activation
 
 
 def test_masked_lm_head_gathers_then_decodes_with_the_table():

@@ -1,4 +1,8 @@
-"""Hugging Face `transformers` BERT checkpoints (safetensors or PyTorch)."""
+"""Hugging Face `transformers` BERT checkpoints (safetensors or PyTorch).
+
+Other families' HF files are read with `read_state_dict` and renamed to BERT's
+HF names by their family module before `canonical_weights` (see
+`tfbert.models.encoder`)."""
 
 import os
 import re
@@ -37,7 +41,7 @@ def _hf_to_canonical(name):
     return f"{path}/{leaf}", False
 
 
-def _canonical_to_hf(name):
+def canonical_to_hf(name):
     """Inverse of `_hf_to_canonical` (always with LayerNorm weight/bias)."""
     transposed = name.endswith("/kernel")
     if name == "cls/predictions/output_bias":
@@ -54,9 +58,9 @@ def _canonical_to_hf(name):
     return name.replace("/", "."), transposed
 
 
-def read_weights(directory):
-    """Reads `model.safetensors` (or `pytorch_model.bin`, which needs torch)
-    from an HF directory into the canonical dict."""
+def read_state_dict(directory):
+    """Returns the HF state dict of `model.safetensors` (or
+    `pytorch_model.bin`, which needs torch) as numpy arrays, keys as stored."""
     path = os.path.join(directory, "model.safetensors")
     if os.path.exists(path):
         from safetensors.numpy import load_file
@@ -77,6 +81,12 @@ def read_weights(directory):
                               "safetensors or pip install torch") from e
         state = {k: v.float().numpy() for k, v in
                  torch.load(path, map_location="cpu", weights_only=True).items()}
+    return state
+
+
+def canonical_weights(state):
+    """Converts a BERT-named HF state dict to the canonical dict, skipping
+    buffers and the tied copies of other weights."""
     weights = {}
     for key, value in state.items():
         if key.endswith(_SKIPPED) or key in _TIED:
@@ -85,6 +95,11 @@ def read_weights(directory):
         value = np.asarray(value, dtype=np.float32)
         weights[name] = value.T if transposed else value
     return weights
+
+
+def read_weights(directory):
+    """Reads an HF BERT directory's weights into the canonical dict."""
+    return canonical_weights(read_state_dict(directory))
 
 
 def write_weights(directory, weights):
@@ -97,7 +112,7 @@ def write_weights(directory, weights):
     with_heads = any(name.startswith(HEAD_PREFIX) for name in weights)
     state = {}
     for name, value in weights.items():
-        key, transposed = _canonical_to_hf(name)
+        key, transposed = canonical_to_hf(name)
         if not with_heads:
             key = key.removeprefix("bert.")
         state[key] = np.ascontiguousarray(value.T if transposed else value,

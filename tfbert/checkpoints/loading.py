@@ -6,8 +6,8 @@ import os
 from tfbert import presets
 from tfbert.checkpoints import hf, keras_hub_preset, tf1
 from tfbert.checkpoints.variable_map import (
-    HEAD_PREFIX, assign_variables, encoder_variables, pretrainer_variables,
-    read_variables)
+    HEAD_PREFIX, POOLER_PREFIX, assign_variables, encoder_variables,
+    pretrainer_variables, read_variables)
 from tfbert.config import BertConfig
 from tfbert.text.vocab import find_vocabulary, load_vocabulary
 from tfbert.utils.atomic import publish_directory, staging_directory
@@ -112,9 +112,18 @@ def load_encoder(name_or_path, strict=True, **config_overrides):
     checkpoint = read_checkpoint(name_or_path)
     encoder = BertEncoder(_config_with(checkpoint.config, config_overrides))
     if checkpoint.weights:
-        assign_variables(encoder_variables(encoder), checkpoint.weights,
+        assign_variables(encoder_variables(encoder),
+                         weights_for(encoder, checkpoint.weights),
                          checkpoint.source, strict=strict)
     return encoder
+
+
+def weights_for(encoder, weights):
+    """`weights` less the pooler's when `encoder` was built without one."""
+    if encoder.pooler is not None:
+        return weights
+    return {name: value for name, value in weights.items()
+            if not name.startswith(POOLER_PREFIX)}
 
 
 def load_pretrainer(name_or_path, strict=False, **config_overrides):

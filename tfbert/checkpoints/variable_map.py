@@ -11,10 +11,15 @@ import numpy as np
 
 # Head weights that a pretraining checkpoint carries beside the encoder.
 HEAD_PREFIX = "cls/"
+# The pooler's weights, which an encoder built without one does not load.
+POOLER_PREFIX = "bert/pooler/"
 
 
 def encoder_variables(encoder):
-    """Maps canonical names to `(variable, transposed)` for a `BertEncoder`.
+    """Maps canonical names to `(variable, transposed)` for a `BertEncoder`
+    (of any family: without a segment table or pooler those names are
+    absent; the embedding projection is `bert/embeddings_project`, as in
+    ELECTRA's checkpoints; shared blocks are `layer_0` only).
 
     `transposed` is True where the canonical layout is the transpose of the
     Keras variable.
@@ -23,12 +28,20 @@ def encoder_variables(encoder):
     names = {
         "bert/embeddings/word_embeddings": emb.word_embeddings,
         "bert/embeddings/position_embeddings": emb.position_embeddings,
-        "bert/embeddings/token_type_embeddings": emb.token_type_embeddings,
         "bert/embeddings/LayerNorm/gamma": emb.layer_norm.gamma,
         "bert/embeddings/LayerNorm/beta": emb.layer_norm.beta,
-        "bert/pooler/dense/kernel": encoder.pooler.dense.kernel,
-        "bert/pooler/dense/bias": encoder.pooler.dense.bias,
     }
+    if emb.token_type_embeddings is not None:
+        names["bert/embeddings/token_type_embeddings"] = (
+            emb.token_type_embeddings)
+    pooler = encoder.pooler
+    dense_layers = {
+        "pooler/dense": pooler.dense if pooler is not None else None,
+        "embeddings_project": encoder.embedding_projection}
+    for name, dense in dense_layers.items():
+        if dense is not None:
+            names[f"bert/{name}/kernel"] = dense.kernel
+            names[f"bert/{name}/bias"] = dense.bias
     for i, block in enumerate(encoder.transformer_blocks):
         prefix = f"bert/encoder/layer_{i}/"
         dense_layers = {

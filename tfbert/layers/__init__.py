@@ -9,6 +9,7 @@ from tfbert.layers.masked_lm_head import MaskedLMHead
 from tfbert.layers.masking import MASKED_LOGIT, padding_bias
 from tfbert.layers.next_sentence_head import NextSentenceHead
 from tfbert.layers.pooler import Pooler
+from tfbert.layers.replaced_token_head import ReplacedTokenHead
 from tfbert.layers.span_labeling_head import SpanLabelingHead
 from tfbert.layers.token_classification_head import TokenClassificationHead
 from tfbert.layers.transformer_block import TransformerBlock

@@ -1,4 +1,5 @@
-"""Activation functions by the names `BertConfig.hidden_act` uses."""
+"""Activation functions by the names `BertConfig.hidden_act` uses (and tanh,
+for poolers)."""
 
 import math
 
@@ -41,6 +42,7 @@ _ACTIVATIONS = {
     "gelu": gelu,
     "gelu_approximate": gelu_approximate,
     "relu": keras.activations.relu,
+    "tanh": keras.activations.tanh,
 }
 
 

@@ -2,7 +2,7 @@
 
 import keras
 import numpy as np
-import tensorflow as tf
+from keras import ops
 
 # Added to the score of a forbidden transition: exp(-1e4) is 0 in float32,
 # so no forbidden sequence carries probability mass, while sums stay finite.
@@ -104,7 +104,7 @@ class CRF(keras.layers.Layer):
         return input_shape
 
     def _constrained_transitions(self):
-        return tf.convert_to_tensor(self.transitions) + self._transition_penalty
+        return ops.convert_to_tensor(self.transitions) + self._transition_penalty
 
     def log_likelihood(self, emissions, tags, lengths):
         """log p(tags | emissions) per sequence.
@@ -118,38 +118,40 @@ class CRF(keras.layers.Layer):
         Returns:
           float32 [batch].
         """
-        emissions = tf.cast(emissions, tf.float32)
-        tags = tf.cast(tags, tf.int32)
-        n = tf.shape(emissions)[1]
-        mask = tf.sequence_mask(lengths, n, dtype=tf.float32)
+        emissions = ops.cast(emissions, "float32")
+        tags = ops.cast(tags, "int32")
+        lengths = ops.cast(lengths, "int32")
+        mask = ops.cast(_sequence_mask(lengths, ops.shape(emissions)[1]),
+                        "float32")
         transitions = self._constrained_transitions()
-        start = tf.convert_to_tensor(self.start_scores)
-        end = tf.convert_to_tensor(self.end_scores)
+        start = ops.convert_to_tensor(self.start_scores)
+        end = ops.convert_to_tensor(self.end_scores)
 
         # Gold path score.
-        safe_tags = tf.where(mask > 0, tags, 0)
-        emitted = tf.gather(emissions, safe_tags, batch_dims=2)
-        gold = tf.reduce_sum(emitted * mask, axis=1)
-        moves = tf.gather_nd(transitions, tf.stack(
-            [safe_tags[:, :-1], safe_tags[:, 1:]], axis=-1))
-        gold += tf.reduce_sum(moves * mask[:, 1:], axis=1)
-        last = tf.maximum(tf.cast(lengths, tf.int32) - 1, 0)
-        gold += tf.gather(start, safe_tags[:, 0])
-        gold += tf.gather(end, tf.gather(safe_tags, last, batch_dims=1))
+        safe_tags = ops.where(mask > 0, tags, 0)
+        emitted = ops.take_along_axis(emissions, safe_tags[..., None],
+                                      axis=2)[..., 0]
+        gold = ops.sum(emitted * mask, axis=1)
+        moves = ops.take(ops.reshape(transitions, (-1,)),
+                         safe_tags[:, :-1] * self.num_labels + safe_tags[:, 1:])
+        gold += ops.sum(moves * mask[:, 1:], axis=1)
+        last = ops.maximum(lengths - 1, 0)
+        gold += ops.take(start, safe_tags[:, 0])
+        gold += ops.take(end, ops.take_along_axis(safe_tags, last[:, None],
+                                                  axis=1)[:, 0])
 
         # Forward algorithm: alpha[b, j] = log-sum of all prefixes ending in j.
         def step(alpha, inputs):
-            emission, step_mask = inputs
-            candidate = tf.reduce_logsumexp(
+            emission, step_mask = inputs[..., :-1], inputs[..., -1]
+            candidate = ops.logsumexp(
                 alpha[:, :, None] + transitions[None], axis=1) + emission
-            return tf.where(step_mask[:, None] > 0, candidate, alpha)
+            alpha = ops.where(step_mask[:, None] > 0, candidate, alpha)
+            return alpha, alpha
 
-        alpha0 = start[None] + emissions[:, 0]
-        alpha = tf.foldl(
-            step, (tf.transpose(emissions[:, 1:], [1, 0, 2]),
-                   tf.transpose(mask[:, 1:])), initializer=alpha0)
-        log_partition = tf.reduce_logsumexp(alpha + end[None], axis=1)
-        nonempty = tf.cast(tf.cast(lengths, tf.int32) > 0, tf.float32)
+        alpha, _ = ops.scan(step, start[None] + emissions[:, 0],
+                            _time_major_steps(emissions, mask))
+        log_partition = ops.logsumexp(alpha + end[None], axis=1)
+        nonempty = ops.cast(lengths > 0, "float32")
         return (gold - log_partition) * nonempty
 
     def decode(self, emissions, lengths):
@@ -162,40 +164,40 @@ class CRF(keras.layers.Layer):
         Returns:
           int32 [batch, n]; positions >= length hold 0.
         """
-        emissions = tf.cast(emissions, tf.float32)
-        n = tf.shape(emissions)[1]
-        mask = tf.sequence_mask(lengths, n)
+        emissions = ops.cast(emissions, "float32")
+        mask = _sequence_mask(ops.cast(lengths, "int32"),
+                              ops.shape(emissions)[1])
         transitions = self._constrained_transitions()
-        score0 = (tf.convert_to_tensor(self.start_scores)
+        score0 = (ops.convert_to_tensor(self.start_scores)
                   + self._start_penalty)[None] + emissions[:, 0]
-        identity = tf.range(self.num_labels, dtype=tf.int32)
+        identity = ops.arange(self.num_labels, dtype="int32")
 
         def step(carry, inputs):
             score, _ = carry
-            emission, step_mask = inputs
+            emission, step_mask = inputs[..., :-1], inputs[..., -1] > 0
             candidate = score[:, :, None] + transitions[None]
-            best_previous = tf.argmax(candidate, axis=1, output_type=tf.int32)
-            new_score = tf.reduce_max(candidate, axis=1) + emission
+            best_previous = ops.cast(ops.argmax(candidate, axis=1), "int32")
+            new_score = ops.max(candidate, axis=1) + emission
             keep = step_mask[:, None]
             # Past the end the path stays put, so backtracking passes through.
-            return (tf.where(keep, new_score, score),
-                    tf.where(keep, best_previous, identity[None]))
+            carry = (ops.where(keep, new_score, score),
+                     ops.where(keep, best_previous, identity[None]))
+            return carry, carry
 
-        scores, backpointers = tf.scan(
-            step, (tf.transpose(emissions[:, 1:], [1, 0, 2]),
-                   tf.transpose(mask[:, 1:])),
-            initializer=(score0, tf.zeros_like(score0, tf.int32)))
-        final = tf.concat([score0[None], scores], axis=0)[-1]
-        final += tf.convert_to_tensor(self.end_scores)[None]
-        last_tag = tf.argmax(final, axis=1, output_type=tf.int32)
+        (final, _), (_, backpointers) = ops.scan(
+            step, (score0, ops.zeros_like(score0, "int32")),
+            _time_major_steps(emissions, mask))
+        final += ops.convert_to_tensor(self.end_scores)[None]
+        last_tag = ops.cast(ops.argmax(final, axis=1), "int32")
 
         def back(tag, pointers):
-            return tf.gather(pointers, tag, batch_dims=1)
+            tag = ops.take_along_axis(pointers, tag[:, None], axis=1)[:, 0]
+            return tag, tag
 
-        earlier = tf.scan(back, backpointers, initializer=last_tag,
-                          reverse=True)
-        tags = tf.concat([tf.transpose(earlier), last_tag[:, None]], axis=1)
-        return tf.where(mask, tags, 0)
+        _, earlier = ops.scan(back, last_tag, backpointers, reverse=True)
+        tags = ops.concatenate([ops.transpose(earlier), last_tag[:, None]],
+                               axis=1)
+        return ops.where(mask, tags, 0)
 
     def get_config(self):
         config = super().get_config()
@@ -203,6 +205,23 @@ class CRF(keras.layers.Layer):
                       allowed_transitions=self.allowed_transitions,
                       allowed_start=self.allowed_start)
         return config
+
+
+def _time_major_steps(emissions, mask):
+    """float32 [n - 1, batch, L + 1]: positions 1..n-1 of the emissions with
+    the mask as a last channel.
+
+    One tensor, not a tuple: Keras's TensorFlow `scan` fails on several
+    inputs whose length is unknown at trace time (as in a serving graph).
+    """
+    steps = ops.concatenate(
+        [emissions[:, 1:], ops.cast(mask[:, 1:, None], "float32")], axis=-1)
+    return ops.transpose(steps, (1, 0, 2))
+
+
+def _sequence_mask(lengths, n):
+    """bool [batch, n]: position < length."""
+    return ops.arange(n, dtype="int32")[None] < lengths[:, None]
 
 
 def compact(values, keep):
@@ -216,7 +235,13 @@ def compact(values, keep):
       `(compacted, lengths)`: same shape as `values` (positions >= length
       hold arbitrary values) and int32 [batch] counts of kept positions.
     """
-    order = tf.argsort(tf.cast(tf.logical_not(keep), tf.int32), axis=1,
-                       stable=True)
-    return (tf.gather(values, order, batch_dims=1),
-            tf.reduce_sum(tf.cast(keep, tf.int32), axis=1))
+    shape = ops.shape(values)
+    batch, seq = shape[0], shape[1]
+    positions = ops.arange(seq, dtype="int32")[None]
+    # Kept positions first, each group in order: the keys are distinct, so
+    # any sort gives the same order.
+    order = ops.argsort(ops.where(keep, positions, positions + seq), axis=1)
+    rows = ops.arange(batch, dtype="int32")[:, None] * seq
+    flat = ops.reshape(values, (-1,) + tuple(shape[2:]))
+    return (ops.take(flat, ops.cast(order, "int32") + rows, axis=0),
+            ops.sum(ops.cast(keep, "int32"), axis=1))

@@ -80,14 +80,17 @@ class TransformerBlock(keras.layers.Layer):
     def call(self, hidden_states, attention_mask, training=None):
         attended = self.attention(hidden_states, attention_mask,
                                   training=training)
-        attended = self.attention_output_dropout_layer(attended, training=training)
+        attended = self.attention_output_dropout_layer(attended,
+                                                       training=training)
         # Residual sums are float32: under mixed precision the sub-layer
         # outputs are float16/bfloat16 while LayerNorm returns float32.
         hidden_states = self.attention_layer_norm(
             ops.cast(hidden_states, "float32") + ops.cast(attended, "float32"))
         inner = self.intermediate_dense(hidden_states)
-        outer = self.output_dropout_layer(self.output_dense(inner), training=training)
-        return self.output_layer_norm(hidden_states + ops.cast(outer, "float32"))
+        outer = self.output_dropout_layer(self.output_dense(inner),
+                                          training=training)
+        return self.output_layer_norm(
+            hidden_states + ops.cast(outer, "float32"))
 
     def compute_output_shape(self, input_shape, *args):
         return input_shape

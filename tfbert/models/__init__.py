@@ -1,4 +1,4 @@
-"""BERT models: the encoder and the task models built on it."""
+"""Encoders of every family and the task models built on them."""
 
 from tfbert.models.bert_classifier import BertClassifier
 from tfbert.models.bert_encoder import BertEncoder
@@ -6,3 +6,9 @@ from tfbert.models.bert_pretrainer import BertPretrainer
 from tfbert.models.bert_span_labeler import BertSpanLabeler
 from tfbert.models.bert_text_classifier import BertTextClassifier
 from tfbert.models.bert_token_classifier import BertTokenClassifier
+from tfbert.models.encoder import Encoder
+# Each family module registers itself with `Encoder`.
+from tfbert.models.albert_encoder import AlbertEncoder
+from tfbert.models.distilbert_encoder import DistilBertEncoder
+from tfbert.models.electra_encoder import ElectraDiscriminator, ElectraEncoder
+from tfbert.models.roberta_encoder import RobertaEncoder

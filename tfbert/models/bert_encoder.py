@@ -9,19 +9,20 @@ from tfbert.layers import BertEmbeddings, Pooler, TransformerBlock
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 
 
-def check_inputs(inputs):
-    """Raises a ValueError naming the field when `inputs` is not a dict of
-    integer [batch, seq] tensors with the keys `INPUT_NAMES`.
+def check_inputs(inputs, owner="BertEncoder"):
+    """Raises a ValueError naming the field (and `owner`, the model's class
+    name) when `inputs` is not a dict of integer [batch, seq] tensors with
+    the keys `INPUT_NAMES`.
 
     Keras would otherwise cast float ids to int32 silently.
     """
     if not isinstance(inputs, dict):
         raise ValueError(
-            f"BertEncoder expects a dict with keys {list(INPUT_NAMES)}, got "
+            f"{owner} expects a dict with keys {list(INPUT_NAMES)}, got "
             f"{type(inputs).__name__}")
     missing = [name for name in INPUT_NAMES if name not in inputs]
     if missing:
-        raise ValueError(f"BertEncoder inputs lack {missing}; got keys "
+        raise ValueError(f"{owner} inputs lack {missing}; got keys "
                          f"{sorted(inputs)}")
     for name in INPUT_NAMES:
         value = inputs[name]
@@ -29,13 +30,13 @@ def check_inputs(inputs):
         dtype = keras.backend.standardize_dtype(
             np.asarray(value).dtype if dtype is None else dtype)
         if "int" not in dtype:
-            raise ValueError(f"BertEncoder input {name!r} must be an integer "
+            raise ValueError(f"{owner} input {name!r} must be an integer "
                              f"tensor [batch, seq], got dtype {dtype}")
         shape = getattr(value, "shape", None)
         shape = np.shape(value) if shape is None else shape
         rank = getattr(shape, "rank", len(shape))
         if rank is not None and rank != 2:
-            raise ValueError(f"BertEncoder input {name!r} must have rank 2 "
+            raise ValueError(f"{owner} input {name!r} must have rank 2 "
                              f"[batch, seq], got shape {tuple(shape)}")
 
 
@@ -48,12 +49,24 @@ class BertEncoder(keras.Model):
 
     Outputs: a dict with
       `sequence_output`: float32 [batch, seq, H], the last block's output;
-      `pooled_output`: float32 [batch, H], tanh(Dense(sequence_output[:, 0]));
+      `pooled_output`: float32 [batch, H], tanh(Dense(sequence_output[:, 0]))
+        (only with `config.use_pooler`);
       `encoder_outputs`: list of num_layers float32 [batch, seq, H], one per
         block.
 
+    The same class builds the other families' architectures from the
+    `BertConfig` switches (factorized embeddings, position offset, no
+    segment table, no pooler, shared blocks); each family subclasses it (see
+    `tfbert.Encoder` and docs/zoo.md).
+
     Args:
       config: a `BertConfig` (or its dict form).
+
+    Attributes:
+      classification_activation: None when HF's sequence classifier of the
+        family reads `pooled_output` (BERT, ALBERT); otherwise the
+        activation of the dense layer it puts on `sequence_output[:, 0]`
+        (`Pooler(activation=...)` on `sequence_output`, newly initialised).
 
     Example:
     ```python
@@ -65,21 +78,31 @@ class BertEncoder(keras.Model):
     ```
     """
 
+    classification_activation = None
+
     def __init__(self, config, **kwargs):
         if not isinstance(config, BertConfig):
             config = BertConfig.from_dict(config)
         self.config = config
 
         # === Layers ===
+        init = keras.initializers.TruncatedNormal(
+            stddev=config.initializer_range)
         self.embeddings = BertEmbeddings(
             vocab_size=config.vocab_size,
-            hidden_size=config.hidden_size,
+            hidden_size=config.embedding_size or config.hidden_size,
             max_position_embeddings=config.max_position_embeddings,
             type_vocab_size=config.type_vocab_size,
             dropout=config.hidden_dropout,
             initializer_range=config.initializer_range,
             layer_norm_epsilon=config.layer_norm_epsilon,
+            position_offset=config.position_offset,
             name="embeddings")
+        self.embedding_projection = None
+        if config.embedding_size is not None:
+            self.embedding_projection = keras.layers.Dense(
+                config.hidden_size, kernel_initializer=init,
+                name="embedding_projection")
         self.transformer_blocks = [
             TransformerBlock(
                 num_heads=config.num_heads,
@@ -90,29 +113,33 @@ class BertEncoder(keras.Model):
                 initializer_range=config.initializer_range,
                 layer_norm_epsilon=config.layer_norm_epsilon,
                 name=f"transformer_block_{i}")
-            for i in range(config.num_layers)
+            for i in range(1 if config.share_layers else config.num_layers)
         ]
-        self.pooler = Pooler(initializer_range=config.initializer_range,
-                             name="pooler")
+        self.pooler = None
+        if config.use_pooler:
+            self.pooler = Pooler(initializer_range=config.initializer_range,
+                                 name="pooler")
 
         # === Functional model ===
         inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
                   for name in INPUT_NAMES}
         hidden = self.embeddings(inputs["input_word_ids"],
                                  inputs["input_type_ids"])
+        if self.embedding_projection is not None:
+            hidden = self.embedding_projection(hidden)
         encoder_outputs = []
-        for block in self.transformer_blocks:
+        for i in range(config.num_layers):
+            block = self.transformer_blocks[i % len(self.transformer_blocks)]
             hidden = block(hidden, inputs["input_mask"])
             encoder_outputs.append(hidden)
-        outputs = {
-            "sequence_output": hidden,
-            "pooled_output": self.pooler(hidden),
-            "encoder_outputs": encoder_outputs,
-        }
+        outputs = {"sequence_output": hidden,
+                   "encoder_outputs": encoder_outputs}
+        if self.pooler is not None:
+            outputs["pooled_output"] = self.pooler(hidden)
         super().__init__(inputs=inputs, outputs=outputs, **kwargs)
 
     def call(self, inputs, training=None, mask=None):
-        check_inputs(inputs)
+        check_inputs(inputs, type(self).__name__)
         return super().call(inputs, training=training, mask=mask)
 
     def get_config(self):

@@ -14,8 +14,12 @@ class BertSpanLabeler(EncoderTaskModel, keras.Model):
     [batch, seq] `start_logits` and `end_logits`; padding positions get
     `tfbert.layers.MASKED_LOGIT` (-1e9).
 
+    The head reads only `sequence_output`: build the encoder with
+    `use_pooler=False` (as `from_pretrained` does), or the pooler's
+    variables are trained with no gradient.
+
     Args:
-      encoder: a `BertEncoder`.
+      encoder: a `BertEncoder` of any family.
     """
 
     def __init__(self, encoder, **kwargs):
@@ -29,3 +33,13 @@ class BertSpanLabeler(EncoderTaskModel, keras.Model):
         super().__init__(inputs=inputs,
                          outputs={"start_logits": start, "end_logits": end},
                          **kwargs)
+
+    @classmethod
+    def from_pretrained(cls, name_or_path, **config_overrides):
+        """A span labeler on the encoder of any family's checkpoint (see
+        `tfbert.Encoder.from_pretrained`), built without a pooler; the head
+        is newly initialised."""
+        from tfbert.models.encoder import Encoder
+
+        config_overrides.setdefault("use_pooler", False)
+        return cls(Encoder.from_pretrained(name_or_path, **config_overrides))

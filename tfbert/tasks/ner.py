@@ -26,7 +26,7 @@ from tfbert.data.ner_alignment import (IGNORE_LABEL, convert_to_features,
                                        pad_batch, stitch_predictions)
 from tfbert.data.batching import FEATURES
 from tfbert.metrics.ner import ner_metrics
-from tfbert.models import BertEncoder, BertTokenClassifier
+from tfbert.models import BertTokenClassifier, Encoder
 from tfbert.models.bert_token_classifier import token_classification_loss
 from tfbert.tasks import runner
 
@@ -181,8 +181,10 @@ class NerTask(runner.Task):
 
     def build_model(self, init_checkpoint):
         f = self.flags
+        # The tagging head reads only sequence_output: no pooler.
         return BertTokenClassifier(
-            BertEncoder.from_pretrained(init_checkpoint), len(self.labels),
+            Encoder.from_pretrained(init_checkpoint, use_pooler=False),
+            len(self.labels),
             dropout=f.classifier_dropout, use_crf=f.use_crf,
             labels=self.labels)
 

@@ -31,7 +31,7 @@ from tfbert.data import squad as squad_data
 from tfbert.data.squad_postprocess import postprocess_predictions
 from tfbert.layers.masking import MASKED_LOGIT
 from tfbert.metrics import squad as squad_metrics
-from tfbert.models import BertEncoder, BertSpanLabeler
+from tfbert.models import BertSpanLabeler
 from tfbert.tasks import runner
 
 def _trim_to_longest(features, labels):
@@ -57,8 +57,9 @@ def build_dataset(features, batch_size, *, training, seed=42,
 
 
 def build_model(init_checkpoint):
-    """A `BertSpanLabeler` on the pretrained encoder (call in strategy scope)."""
-    return BertSpanLabeler(BertEncoder.from_pretrained(init_checkpoint))
+    """A `BertSpanLabeler` on the pretrained encoder, without the pooler it
+    does not use (call in strategy scope)."""
+    return BertSpanLabeler.from_pretrained(init_checkpoint)
 
 
 def span_loss():

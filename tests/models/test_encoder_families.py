@@ -1,0 +1,380 @@
+"""Every encoder family against HF `transformers` on the same random weights:
+an HF model built from a small config is saved with `save_pretrained` and
+loaded with `tfbert.Encoder.from_pretrained`. Outputs, saving, presets, and
+the training signal of a span labeler on each family."""
+
+import json
+
+import keras
+import numpy as np
+import pytest
+import tensorflow as tf
+import torch
+import transformers
+
+from tfbert import BertSpanLabeler
+from tfbert.checkpoints import hf
+from tfbert.checkpoints.variable_map import encoder_variables
+
+from tfbert.models.encoder import _FAMILIES
+from tfbert.presets import get_preset
+from tfbert.models import (
+    AlbertEncoder, BertEncoder, DistilBertEncoder, ElectraDiscriminator,
+    ElectraEncoder, Encoder, RobertaEncoder)
+
+VOCAB, HIDDEN, LAYERS, HEADS, INTERMEDIATE, POSITIONS = 60, 16, 3, 2, 32, 24
+BATCH, SEQ = 3, 12
+BERT_STYLE = dict(vocab_size=VOCAB, hidden_size=HIDDEN,
+                  num_hidden_layers=LAYERS, num_attention_heads=HEADS,
+                  intermediate_size=INTERMEDIATE,
+                  max_position_embeddings=POSITIONS)
+
+# family -> (HF model class, HF config, tfbert class, uses segment ids)
+FAMILIES = {
+    "bert": (transformers.BertModel, transformers.BertConfig(
+        **BERT_STYLE, type_vocab_size=2), BertEncoder, True),
+    "distilbert": (transformers.DistilBertModel, transformers.DistilBertConfig(
+        vocab_size=VOCAB, dim=HIDDEN, n_layers=LAYERS, n_heads=HEADS,
+        hidden_dim=INTERMEDIATE, max_position_embeddings=POSITIONS),
+        DistilBertEncoder, False),
+    "electra": (transformers.ElectraModel, transformers.ElectraConfig(
+        **BERT_STYLE, embedding_size=8, type_vocab_size=2), ElectraEncoder,
+        True),
+    "roberta": (transformers.RobertaModel, transformers.RobertaConfig(
+        **dict(BERT_STYLE, max_position_embeddings=POSITIONS + 2),
+        type_vocab_size=1, layer_norm_eps=1e-5, pad_token_id=1),
+        RobertaEncoder, False),
+    "albert": (transformers.AlbertModel, transformers.AlbertConfig(
+        **BERT_STYLE, embedding_size=8, type_vocab_size=2,
+        hidden_act="gelu_new"), AlbertEncoder, True),
+}
+
+
+def _randomize(model, seed=0):
+    """HF initializes LayerNorm to (1, 0) and biases to 0, which would hide
+    a swapped gamma/beta or a lost bias: draw every parameter instead."""
+    generator = torch.Generator().manual_seed(seed)
+    with torch.no_grad():
+        for name, parameter in model.named_parameters():
+            noise = torch.randn(parameter.shape, generator=generator)
+            if "LayerNorm.weight" in name or "layer_norm.weight" in name:
+                parameter.copy_(1.0 + 0.2 * noise)
+            else:
+                parameter.copy_(0.2 * noise)
+    return model.eval()
+
+
+def _inputs(pad_id, with_segments):
+    """Pairs with padding: segment 1 after position 5; rows end at 12, 7, 10.
+    Real ids avoid the pad id (RoBERTa numbers positions by counting them)."""
+    rng = np.random.default_rng(1)
+    mask = np.ones((BATCH, SEQ), np.int32)
+    mask[1, 7:] = 0
+    mask[2, 10:] = 0
+    ids = rng.integers(3, VOCAB, (BATCH, SEQ)).astype(np.int32)
+    ids = np.where(mask == 1, ids, pad_id)
+    types = np.zeros_like(ids)
+    if with_segments:
+        types[:, 5:] = 1
+    return {"input_word_ids": ids, "input_mask": mask,
+            "input_type_ids": types * mask}
+
+
+def _hf_outputs(model, inputs, with_segments):
+    kwargs = dict(input_ids=torch.tensor(inputs["input_word_ids"]),
+                  attention_mask=torch.tensor(inputs["input_mask"]),
+                  output_hidden_states=True)
+    if with_segments:
+        kwargs["token_type_ids"] = torch.tensor(inputs["input_type_ids"],
+                                                dtype=torch.long)
+    with torch.no_grad():
+        return model(**kwargs)
+
+
+def _save(family, tmp_path, model_class=None, seed=0):
+    hf_class, hf_config, _, _ = FAMILIES[family]
+    model = _randomize((model_class or hf_class)(hf_config), seed)
+    model.save_pretrained(tmp_path, safe_serialization=True)
+    return model
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_sequence_output_matches_hf(family, tmp_path):
+    _, hf_config, tfbert_class, with_segments = FAMILIES[family]
+    model = _save(family, tmp_path)
+    encoder = Encoder.from_pretrained(tmp_path)
+    assert type(encoder) is tfbert_class
+    inputs = _inputs(hf_config.pad_token_id or 0, with_segments)
+    expected = _hf_outputs(model, inputs, with_segments)
+    outputs = encoder(inputs)
+    real = inputs["input_mask"].astype(bool)
+    np.testing.assert_allclose(
+        np.asarray(outputs["sequence_output"])[real],
+        expected.last_hidden_state.numpy()[real], atol=1e-4)
+    assert len(outputs["encoder_outputs"]) == LAYERS
+    for ours, theirs in zip(outputs["encoder_outputs"],
+                            expected.hidden_states[1:]):
+        np.testing.assert_allclose(np.asarray(ours)[real],
+                                   theirs.numpy()[real], atol=1e-4)
+    if getattr(expected, "pooler_output", None) is not None:
+        np.testing.assert_allclose(np.asarray(outputs["pooled_output"]),
+                                   expected.pooler_output.numpy(), atol=1e-4)
+    else:
+        assert "pooled_output" not in outputs
+
+
+@pytest.mark.parametrize("family",
+                         ["albert", "distilbert", "electra", "roberta"])
+def test_save_pretrained_is_the_family_hf_layout(family, tmp_path):
+    hf_class, hf_config, tfbert_class, with_segments = FAMILIES[family]
+    model = _save(family, tmp_path / "hf")
+    Encoder.from_pretrained(tmp_path / "hf").save_pretrained(
+        tmp_path / "tfbert")
+    assert type(Encoder.from_pretrained(tmp_path / "tfbert")) is tfbert_class
+    # Any weight transformers did not find in our file would be random.
+    reloaded = hf_class.from_pretrained(tmp_path / "tfbert").eval()
+    inputs = _inputs(hf_config.pad_token_id or 0, with_segments)
+    expected = _hf_outputs(model, inputs, with_segments)
+    got = _hf_outputs(reloaded, inputs, with_segments)
+    real = inputs["input_mask"].astype(bool)
+    np.testing.assert_allclose(got.last_hidden_state.numpy()[real],
+                               expected.last_hidden_state.numpy()[real],
+                               atol=1e-6)
+    if getattr(expected, "pooler_output", None) is not None:
+        np.testing.assert_allclose(got.pooler_output.numpy(),
+                                   expected.pooler_output.numpy(), atol=1e-6)
+
+
+def test_families_without_segments_ignore_input_type_ids(tmp_path):
+    _save("distilbert", tmp_path)
+    encoder = Encoder.from_pretrained(tmp_path)
+    inputs = _inputs(0, False)
+    other = dict(inputs, input_type_ids=np.ones_like(inputs["input_type_ids"]))
+    np.testing.assert_array_equal(
+        np.asarray(encoder(inputs)["sequence_output"]),
+        np.asarray(encoder(other)["sequence_output"]))
+
+
+def test_task_model_checkpoints_load_the_encoder(tmp_path):
+    """ELECTRA's pretraining model keeps its encoder under `electra.` and
+    its discriminator head beside it; RoBERTa's classifier has no pooler, so
+    neither has the encoder."""
+    electra = _save("electra", tmp_path / "electra",
+                    transformers.ElectraForPreTraining)
+    _save("electra", tmp_path / "electra_bare")  # no discriminator head
+    encoder = Encoder.from_pretrained(tmp_path / "electra")
+    inputs = _inputs(0, True)
+    expected = _hf_outputs(electra.electra, inputs, True)
+    real = inputs["input_mask"].astype(bool)
+    np.testing.assert_allclose(
+        np.asarray(encoder(inputs)["sequence_output"])[real],
+        expected.last_hidden_state.numpy()[real], atol=1e-4)
+
+    discriminator = ElectraDiscriminator.from_pretrained(tmp_path / "electra")
+    with torch.no_grad():
+        expected = electra(
+            input_ids=torch.tensor(inputs["input_word_ids"]),
+            attention_mask=torch.tensor(inputs["input_mask"]),
+            token_type_ids=torch.tensor(inputs["input_type_ids"],
+                                        dtype=torch.long)).logits
+    np.testing.assert_allclose(np.asarray(discriminator(inputs))[real],
+                               expected.numpy()[real], atol=1e-4)
+    with pytest.raises(ValueError, match="discriminator_predictions.dense."
+                                         "weight"):
+        ElectraDiscriminator.from_pretrained(tmp_path / "electra_bare")
+
+    _save("roberta", tmp_path / "roberta",
+          transformers.RobertaForSequenceClassification)
+    encoder = Encoder.from_pretrained(tmp_path / "roberta")
+    assert encoder.pooler is None
+    assert "pooled_output" not in encoder(_inputs(1, False))
+
+
+def test_registry_errors_and_bert(tmp_path, tiny_checkpoint):
+    assert type(Encoder.from_pretrained(tiny_checkpoint)) is BertEncoder
+    assert set(Encoder.families()) == set(FAMILIES)
+    with pytest.raises(ValueError, match="holds a BertEncoder, not a "
+                                         "RobertaEncoder"):
+        RobertaEncoder.from_pretrained(tiny_checkpoint)
+    (tmp_path / "config.json").write_text(json.dumps({"model_type": "gpt2"}))
+    with pytest.raises(ValueError, match=r"config\.json: model_type 'gpt2' is "
+                                         "not a known encoder family"):
+        Encoder.from_pretrained(tmp_path)
+    (tmp_path / "config.json").write_text(
+        json.dumps({"model_type": "albert", "num_hidden_groups": 2}))
+    with pytest.raises(ValueError, match="num_hidden_groups=2 is not "
+                                         "supported"):
+        Encoder.from_pretrained(tmp_path)
+
+
+# Published config.json files of the family presets' shapes (the HF hub's
+# distilbert-base-uncased, roberta-base, electra-*-discriminator,
+# albert-base-v2), less keys the encoder does not read.
+PUBLISHED_CONFIGS = {
+    "distilbert-base-uncased": dict(
+        model_type="distilbert", activation="gelu", attention_dropout=0.1,
+        dim=768, dropout=0.1, hidden_dim=3072, initializer_range=0.02,
+        max_position_embeddings=512, n_heads=12, n_layers=6, pad_token_id=0,
+        sinusoidal_pos_embds=False, vocab_size=30522),
+    "roberta-base": dict(
+        model_type="roberta", attention_probs_dropout_prob=0.1,
+        hidden_act="gelu", hidden_dropout_prob=0.1, hidden_size=768,
+        initializer_range=0.02, intermediate_size=3072, layer_norm_eps=1e-05,
+        max_position_embeddings=514, num_attention_heads=12,
+        num_hidden_layers=12, pad_token_id=1, type_vocab_size=1,
+        vocab_size=50265),
+    "electra-small-discriminator": dict(
+        model_type="electra", attention_probs_dropout_prob=0.1,
+        embedding_size=128, hidden_act="gelu", hidden_dropout_prob=0.1,
+        hidden_size=256, initializer_range=0.02, intermediate_size=1024,
+        layer_norm_eps=1e-12, max_position_embeddings=512,
+        num_attention_heads=4, num_hidden_layers=12, pad_token_id=0,
+        type_vocab_size=2, vocab_size=30522),
+    "electra-base-discriminator": dict(
+        model_type="electra", attention_probs_dropout_prob=0.1,
+        embedding_size=768, hidden_act="gelu", hidden_dropout_prob=0.1,
+        hidden_size=768, initializer_range=0.02, intermediate_size=3072,
+        layer_norm_eps=1e-12, max_position_embeddings=512,
+        num_attention_heads=12, num_hidden_layers=12, pad_token_id=0,
+        type_vocab_size=2, vocab_size=30522),
+    "albert-base-v2": dict(
+        model_type="albert", attention_probs_dropout_prob=0,
+        embedding_size=128, hidden_act="gelu_new", hidden_dropout_prob=0,
+        hidden_size=768, initializer_range=0.02, inner_group_num=1,
+        intermediate_size=3072, layer_norm_eps=1e-12,
+        max_position_embeddings=512, num_attention_heads=12,
+        num_hidden_groups=1, num_hidden_layers=12, pad_token_id=0,
+        type_vocab_size=2, vocab_size=30000),
+}
+
+
+@pytest.mark.parametrize("name", sorted(PUBLISHED_CONFIGS))
+def test_family_presets_match_the_published_configs(name):
+    values = PUBLISHED_CONFIGS[name]
+    preset = get_preset(name)
+    assert preset.model_type == values["model_type"]
+    family = _FAMILIES[preset.model_type]
+    expected = family.config_from_hf(values)
+    if family.model_type in ("roberta", "albert"):  # their base models pool
+        assert expected.use_pooler
+    assert preset.config == expected
+    encoder = Encoder.from_pretrained(name, num_layers=1)
+    assert type(encoder) is family.encoder_class
+    assert encoder.config.hidden_size == values.get("hidden_size",
+                                                    values.get("dim"))
+
+
+def test_bert_encoder_without_pooler(tiny_checkpoint):
+    full = BertEncoder.from_pretrained(tiny_checkpoint)
+    lean = BertEncoder.from_pretrained(tiny_checkpoint, use_pooler=False)
+    assert lean.pooler is None
+    assert not [v.path for v in lean.weights if "pooler" in v.path]
+    inputs = _inputs(0, True)
+    np.testing.assert_array_equal(
+        np.asarray(lean(inputs)["sequence_output"]),
+        np.asarray(full(inputs)["sequence_output"]))
+    assert set(lean(inputs)) == {"sequence_output", "encoder_outputs"}
+
+
+QA_CLASSES = {
+    "distilbert": transformers.DistilBertForQuestionAnswering,
+    "electra": transformers.ElectraForQuestionAnswering,
+    "roberta": transformers.RobertaForQuestionAnswering,
+    "albert": transformers.AlbertForQuestionAnswering,
+}
+
+
+@pytest.mark.parametrize("family", sorted(QA_CLASSES))
+def test_span_labeler_loss_and_gradients_match_hf(family, tmp_path):
+    """`BertSpanLabeler` on each family's encoder has the loss and the
+    gradient of every weight of HF's `*ForQuestionAnswering` (dropout off,
+    the same head weights, an unpadded batch)."""
+    _, hf_config, _, with_segments = FAMILIES[family]
+    hf_model = _randomize(QA_CLASSES[family](hf_config))
+    hf_model.save_pretrained(tmp_path)
+    hf_model.train()
+    for module in hf_model.modules():  # dropout off, as in the tfbert model
+        if isinstance(module, torch.nn.Dropout):
+            module.p = 0.0
+    model = BertSpanLabeler.from_pretrained(
+        tmp_path, hidden_dropout=0.0, attention_dropout=0.0)
+    model.head.dense.kernel.assign(
+        hf_model.qa_outputs.weight.detach().numpy().T)
+    model.head.dense.bias.assign(hf_model.qa_outputs.bias.detach().numpy())
+
+    rng = np.random.default_rng(0)
+    ids = rng.integers(3, VOCAB, (4, SEQ)).astype("int32")
+    types = np.zeros_like(ids)
+    if with_segments:
+        types[:, 6:] = 1
+    starts, ends = np.array([6, 8, 1, 9]), np.array([7, 10, 3, 11])
+    kwargs = {"token_type_ids": torch.tensor(types).long()} if with_segments \
+        else {}
+    output = hf_model(input_ids=torch.tensor(ids).long(),
+                      attention_mask=torch.ones(ids.shape, dtype=torch.long),
+                      start_positions=torch.tensor(starts),
+                      end_positions=torch.tensor(ends), **kwargs)
+    output.loss.backward()
+
+    cross_entropy = keras.losses.SparseCategoricalCrossentropy(
+        from_logits=True)
+    features = {"input_word_ids": ids, "input_mask": np.ones_like(ids),
+                "input_type_ids": types}
+    with tf.GradientTape() as tape:
+        logits = model(features, training=True)
+        loss = 0.5 * (cross_entropy(starts, logits["start_logits"])
+                      + cross_entropy(ends, logits["end_logits"]))
+    variables = model.trainable_variables
+    ours = {v.path: tf.convert_to_tensor(g).numpy() for v, g in
+            zip(variables, tape.gradient(loss, variables))}
+    assert abs(float(loss) - output.loss.item()) < 1e-5
+
+    # HF's gradients, named like the checkpoint and converted as loading
+    # converts the weights.
+    family_spec = _FAMILIES[family]
+    prefix = family_spec.hf_prefix
+    theirs = hf.canonical_weights({
+        family_spec.bert_name(name.removeprefix(prefix)):
+            parameter.grad.numpy()
+        for name, parameter in hf_model.named_parameters()
+        if name.startswith(prefix)})
+    compared = 0
+    for name, (variable, transposed) in encoder_variables(
+            model.encoder).items():
+        expected = theirs[name].T if transposed else theirs[name]
+        # Relative to the largest entry; 1e-7 absolute for the attention
+        # key biases, whose gradient is 0 up to rounding.
+        tolerance = 1e-4 * np.abs(expected).max() + 1e-7
+        assert np.abs(ours[variable.path] - expected).max() <= tolerance, (
+            name)
+        compared += 1
+    assert compared == len(theirs)
+    np.testing.assert_allclose(
+        ours[model.head.dense.kernel.path],
+        hf_model.qa_outputs.weight.grad.numpy().T, rtol=1e-4, atol=1e-6)
+
+
+@pytest.mark.parametrize("family", ["albert", "distilbert", "electra",
+                                    "roberta"])
+def test_keras_file_round_trip(family, tmp_path):
+    hf_class, hf_config, tfbert_class, with_segments = FAMILIES[family]
+    _save(family, tmp_path / "hf")
+    encoder = Encoder.from_pretrained(tmp_path / "hf")
+    encoder.save(tmp_path / "encoder.keras")
+    restored = keras.saving.load_model(tmp_path / "encoder.keras")
+    assert type(restored) is tfbert_class
+    assert restored.config == encoder.config
+    inputs = _inputs(hf_config.pad_token_id or 0, with_segments)
+    np.testing.assert_array_equal(
+        np.asarray(restored(inputs)["sequence_output"]),
+        np.asarray(encoder(inputs)["sequence_output"]))
+
+
+def test_input_errors_name_the_family(tmp_path):
+    _save("distilbert", tmp_path)
+    encoder = Encoder.from_pretrained(tmp_path)
+    inputs = dict(_inputs(0, False))
+    inputs["input_mask"] = inputs["input_mask"].astype("float32")
+    with pytest.raises(ValueError, match="DistilBertEncoder input "
+                                         "'input_mask' must be an integer"):
+        encoder(inputs)

@@ -1,0 +1,104 @@
+"""ELECTRA (Clark et al., 2020): BERT's blocks on factorized embeddings."""
+
+import dataclasses
+
+import keras
+
+from tfbert.layers import ReplacedTokenHead
+from tfbert.models.encoder import (
+    Family, FamilyEncoder, bert_style_config, bert_style_hf_config,
+    register_family)
+
+
+@keras.saving.register_keras_serializable(package="tfbert")
+class ElectraEncoder(FamilyEncoder):
+    """ELECTRA's discriminator encoder: BERT's embeddings `embedding_size`
+    wide, projected to `hidden_size` by a dense layer when the two differ;
+    BERT's blocks; no pooler.
+
+    Outputs `sequence_output` and `encoder_outputs` (no `pooled_output`).
+    For classification HF's `ElectraForSequenceClassification` reads
+    `sequence_output[:, 0]` (the [CLS] position) through dropout, Dense(H) +
+    GELU, dropout and the output layer.
+    """
+
+    classification_activation = "gelu"
+
+
+@keras.saving.register_keras_serializable(package="tfbert")
+class ElectraDiscriminator(keras.Model):
+    """ELECTRA's pretraining discriminator: an `ElectraEncoder` with
+    `ReplacedTokenHead` on its sequence output (HF `ElectraForPreTraining`).
+
+    Inputs: the encoder's input dict. Output: float32 [batch, seq] logits,
+    positive where a token was replaced.
+
+    Args:
+      encoder: an `ElectraEncoder`.
+    """
+
+    def __init__(self, encoder, **kwargs):
+        self.encoder = encoder
+        self.head = ReplacedTokenHead(
+            hidden_act=encoder.config.hidden_act,
+            initializer_range=encoder.config.initializer_range,
+            name="replaced_token_head")
+        inputs = encoder.input
+        logits = self.head(encoder(inputs)["sequence_output"])
+        super().__init__(inputs=inputs, outputs=logits, **kwargs)
+
+    @classmethod
+    def from_pretrained(cls, directory, strict=True, **config_overrides):
+        """Loads the encoder and, from an `ElectraForPreTraining`
+        checkpoint, the discriminator head."""
+        from tfbert.checkpoints import hf
+        from tfbert.checkpoints.variable_map import assign_variables
+
+        model = cls(ElectraEncoder.from_pretrained(directory, strict=strict,
+                                                   **config_overrides))
+        head = model.head
+        variables = {f"discriminator_predictions.{name}.{leaf}": (
+            getattr(dense, attribute), attribute == "kernel")
+            for name, dense in (("dense", head.dense),
+                                ("dense_prediction", head.prediction))
+            for leaf, attribute in (("weight", "kernel"), ("bias", "bias"))}
+        state = hf.read_state_dict(directory)
+        assign_variables(variables, {name: state[name] for name in variables
+                                     if name in state},
+                         directory, strict=strict)
+        return model
+
+    def get_config(self):
+        return {"encoder": keras.saving.serialize_keras_object(self.encoder),
+                "name": self.name, "trainable": self.trainable}
+
+    @classmethod
+    def from_config(cls, config):
+        config = dict(config)
+        config["encoder"] = keras.saving.deserialize_keras_object(
+            config["encoder"])
+        return cls(**config)
+
+
+def config_from_hf(values):
+    """`BertConfig` of an `ElectraConfig` dict."""
+    config = bert_style_config(values, use_pooler=False)
+    if config.embedding_size == config.hidden_size:
+        # HF builds the projection only for a different width.
+        return dataclasses.replace(config, embedding_size=None)
+    return config
+
+
+def config_to_hf(config):
+    """The `ElectraConfig` dict of `config`."""
+    return bert_style_hf_config(
+        config, "electra",
+        embedding_size=config.embedding_size or config.hidden_size)
+
+
+register_family(Family(
+    model_type="electra",
+    encoder_class=ElectraEncoder,
+    config_from_hf=config_from_hf,
+    config_to_hf=config_to_hf,
+    hf_prefix="electra."))
