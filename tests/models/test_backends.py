@@ -143,7 +143,7 @@ class NoTensorFlow:
         if name.split(".")[0] == "tensorflow":
             raise ImportError("the GPU machines have no TensorFlow")
 sys.meta_path.insert(0, NoTensorFlow())
-sys.argv = ["benchmarks/gpu_mixed_precision.py"]
+sys.argv = ["benchmarks/gpu_mixed_precision.py", "--shapes=tiny", "--steps=2"]
 runpy.run_path("benchmarks/gpu_mixed_precision.py", run_name="__main__")
 """
 
@@ -157,7 +157,7 @@ def test_gpu_benchmark_runs_under_jax_without_tensorflow():
         [sys.executable, "-c", _WITHOUT_TENSORFLOW], capture_output=True,
         text=True, timeout=500, cwd=REPO_ROOT,
         env=dict(os.environ, KERAS_BACKEND="jax", JAX_PLATFORMS="cpu",
-                 SHAPES="tiny", STEPS="2", PYTHONPATH=REPO_ROOT))
+                 PYTHONPATH=REPO_ROOT))
     assert result.returncode == 0, result.stderr[-3000:]
     rows = [json.loads(line) for line in result.stdout.splitlines()
             if line.startswith("{")]

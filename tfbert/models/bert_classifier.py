@@ -2,7 +2,7 @@
 
 import keras
 
-from tfbert.layers import ClassificationHead
+from tfbert.layers import ClassificationHead, Pooler
 from tfbert.models.encoder_task_model import EncoderTaskModel
 
 
@@ -10,11 +10,17 @@ from tfbert.models.encoder_task_model import EncoderTaskModel
 class BertClassifier(EncoderTaskModel, keras.Model):
     """An encoder with a `ClassificationHead` on its pooled output.
 
+    What is pooled follows HF's sequence classifier of the encoder's family:
+    BERT and ALBERT read `pooled_output`; DistilBERT, ELECTRA and RoBERTa put
+    a new dense layer of their own on the first token
+    (`encoder.classification_activation`), so their encoder needs no pooler
+    (`from_pretrained` builds none).
+
     Inputs: the encoder's input dict. Output: float32 logits
     [batch, num_classes]; with `num_classes=1` a regression score [batch, 1].
 
     Args:
-      encoder: a `BertEncoder`.
+      encoder: a `BertEncoder` of any family.
       num_classes: number of classes, or 1 for regression.
       dropout: dropout rate before the output layer.
     """
@@ -28,8 +34,28 @@ class BertClassifier(EncoderTaskModel, keras.Model):
             initializer_range=encoder.config.initializer_range,
             name="classification_head")
         inputs = encoder.input
-        logits = self.head(encoder(inputs)["pooled_output"])
+        outputs = encoder(inputs)
+        activation = encoder.classification_activation
+        if activation is None:
+            features = outputs["pooled_output"]
+        else:
+            self.pooler = Pooler(encoder.config.initializer_range, activation,
+                                 name="classification_pooler")
+            features = self.pooler(outputs["sequence_output"])
+        logits = self.head(features)
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
+
+    @classmethod
+    def from_pretrained(cls, name_or_path, num_classes, dropout=0.1,
+                        **config_overrides):
+        """A classifier on the encoder of any family's checkpoint (see
+        `tfbert.Encoder.from_pretrained`); the head is newly initialised."""
+        from tfbert.models.encoder import Encoder, encoder_class
+
+        if encoder_class(name_or_path).classification_activation is not None:
+            config_overrides.setdefault("use_pooler", False)
+        return cls(Encoder.from_pretrained(name_or_path, **config_overrides),
+                   num_classes, dropout=dropout)
 
     def task_config(self):
         return {"num_classes": self.num_classes, "dropout": self.dropout}

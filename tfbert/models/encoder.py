@@ -150,6 +150,23 @@ class Encoder:
         return _load_family(family, path, values, strict, config_overrides)
 
 
+def encoder_class(name_or_path):
+    """The encoder class `Encoder.from_pretrained(name_or_path)` builds,
+    read from the preset or `config.json` without loading weights."""
+    from tfbert import presets
+
+    path = os.fspath(name_or_path)
+    preset = presets.get_preset(path)
+    if preset is not None:
+        model_type = preset.model_type
+    else:
+        config_path = os.path.join(path, "config.json")
+        model_type = (_read_config_json(config_path).get("model_type")
+                      if os.path.isfile(config_path) else None)
+    family = _FAMILIES.get(model_type)
+    return BertEncoder if family is None else family.encoder_class
+
+
 def _load_family(family, directory, values, strict, config_overrides):
     from tfbert.checkpoints import hf
     from tfbert.checkpoints.loading import weights_for

@@ -29,9 +29,9 @@ from absl import flags
 from tfbert.data import glue as glue_data
 from tfbert.data.batching import batch_examples, count_batches, pack_texts
 from tfbert.metrics import glue as glue_metrics
-from tfbert.models import BertClassifier, BertEncoder
+from tfbert.models import BertClassifier
 from tfbert.tasks import runner
-from tfbert.text import BertPreprocessor
+from tfbert.text import BertPreprocessor, Preprocessor
 
 
 def encode_labels(task, examples):
@@ -73,9 +73,10 @@ def build_dataset(examples, task, preprocessor, batch_size, *, training,
 
 
 def build_model(task, init_checkpoint, dropout=0.1):
-    """A `BertClassifier` on the pretrained encoder (call in strategy scope)."""
-    encoder = BertEncoder.from_pretrained(init_checkpoint)
-    return BertClassifier(encoder, task.num_classes, dropout=dropout)
+    """A `BertClassifier` on the pretrained encoder of any family (call in
+    strategy scope)."""
+    return BertClassifier.from_pretrained(init_checkpoint, task.num_classes,
+                                          dropout=dropout)
 
 
 def loss_and_metrics(task):
@@ -182,8 +183,14 @@ class GlueTask(runner.Task):
 
     def build_inputs(self, tokenizer):
         f = self.flags
-        self.preprocessor = BertPreprocessor(
-            tokenizer, seq_length=f.max_seq_length, pad_to_seq_length=False)
+        # The checkpoint family's packing ([CLS] A [SEP] B [SEP], RoBERTa's
+        # <s> A </s></s> B </s>, ...); a --vocab_file is WordPiece.
+        self.preprocessor = (
+            BertPreprocessor(tokenizer, seq_length=f.max_seq_length,
+                             pad_to_seq_length=False) if f.vocab_file
+            else Preprocessor.from_pretrained(
+                f.init_checkpoint, seq_length=f.max_seq_length,
+                pad_to_seq_length=False))
 
         def dataset(examples, batch_size, training=False):
             return build_dataset(examples, self.task, self.preprocessor,

@@ -165,6 +165,7 @@ class NerTask(runner.Task):
         return [self.flags.train_file]
 
     def build_inputs(self, tokenizer):
+        runner.require_wordpiece(tokenizer, "NER")
         f = self.flags
         self.tokenizer = tokenizer
         os.makedirs(f.model_dir, exist_ok=True)

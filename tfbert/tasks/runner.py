@@ -94,7 +94,7 @@ class Task:
 
     def build_inputs(self, tokenizer):
         """Builds what the model and datasets need from the checkpoint's
-        `tokenizer` (a `BertTokenizer`)."""
+        `tokenizer` (`BertTokenizer` for the WordPiece families)."""
 
     def build_model(self, init_checkpoint):
         """The task's Keras model on the encoder of `init_checkpoint`."""
@@ -290,17 +290,30 @@ def training_config(task):
 
 
 def load_tokenizer(flag_values):
-    """The tokenizer of --vocab_file, else of --init_checkpoint."""
-    from tfbert.text import BertTokenizer
+    """The tokenizer of --vocab_file (WordPiece), else the one of the
+    --init_checkpoint's family (WordPiece, byte-level BPE, SentencePiece)."""
+    from tfbert.text import BertTokenizer, Preprocessor
 
     if flag_values.vocab_file:
         return BertTokenizer(flag_values.vocab_file,
                              lowercase=flag_values.do_lower_case)
     try:
-        return BertTokenizer.from_pretrained(flag_values.init_checkpoint)
+        return Preprocessor.from_pretrained(
+            flag_values.init_checkpoint).tokenizer
     except (ValueError, OSError) as error:
         raise UserError(f"--init_checkpoint={flag_values.init_checkpoint}: "
                         f"{error}; pass --vocab_file") from error
+
+
+def require_wordpiece(tokenizer, task_name):
+    """Raises UserError unless `tokenizer` is WordPiece (BERT, DistilBERT,
+    ELECTRA): `task_name`'s features are built with [CLS]/[SEP] layouts."""
+    from tfbert.text import BertTokenizer
+
+    if not isinstance(tokenizer, BertTokenizer):
+        raise UserError(
+            f"{task_name} runs on WordPiece checkpoints (BERT, DistilBERT, "
+            f"ELECTRA); --init_checkpoint has a {type(tokenizer).__name__}")
 
 
 def write_json(path, value):

@@ -195,6 +195,7 @@ class SquadTask(runner.Task):
             is_training=is_training)
 
     def build_inputs(self, tokenizer):
+        runner.require_wordpiece(tokenizer, "SQuAD")
         self.tokenizer = tokenizer
         self.eval_features = (self._features(self.eval_examples, False)
                               if self.eval_examples else None)
