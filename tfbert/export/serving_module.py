@@ -52,8 +52,10 @@ class ServingModule(tf.Module):
                                                 tokenizer=tokenizer)
         self.max_seq_length = int(max_seq_length)
         self.text_inputs = tuple(text_inputs)
-        # What the signatures capture: the weights (and seed states) only.
+        # What the signatures capture: the weights (and seed states), and the
+        # tokenizer's lookup tables (byte-level BPE, SentencePiece).
         self._variables = list(model.variables)
+        self._tokenizer_resources = tokenizer
 
     @property
     def model(self):

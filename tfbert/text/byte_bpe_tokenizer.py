@@ -146,6 +146,12 @@ class ByteBpeTokenizer(tf.Module):
         return max(self._ids.values()) + 1
 
     @property
+    def vocabulary(self):
+        """The tokens by id (in GPT-2's byte stand-in characters; "" for an
+        id the vocabulary skips), as exports list them in assets/vocab.txt."""
+        return [self._tokens.get(i, "") for i in range(self.vocab_size)]
+
+    @property
     def bos_id(self):
         return self._ids[self.special_tokens["bos"]]
 

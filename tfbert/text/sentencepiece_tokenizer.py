@@ -85,6 +85,11 @@ class SentencePieceTokenizer(tf.Module):
         return len(self._pieces)
 
     @property
+    def vocabulary(self):
+        """The pieces by id, as exports list them in assets/vocab.txt."""
+        return list(self._pieces)
+
+    @property
     def cls_id(self):
         return self._ids[self.special_tokens["cls"]]
 
