@@ -233,7 +233,8 @@ def test_command_line_errors_are_one_line_without_traceback(
                                 text=True, timeout=120)
         assert result.returncode == 2, result.stderr[-2000:]
         assert "Traceback" not in result.stderr
+        program = module.split(".")[-1]
         lines = [line for line in result.stderr.splitlines()
-                 if "error:" in line]
+                 if line.startswith(f"{program}: error:")]
         assert len(lines) == 1 and expected in lines[0], result.stderr
         assert time.time() - start < 60

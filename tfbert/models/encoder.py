@@ -13,6 +13,7 @@ import os
 import re
 from collections.abc import Callable
 
+import keras
 import numpy as np
 
 from tfbert.config import BertConfig, hf_activation
@@ -194,6 +195,7 @@ def _load_family(family, directory, values, strict, config_overrides):
     return encoder
 
 
+@keras.saving.register_keras_serializable(package="tfbert")
 class FamilyEncoder(BertEncoder):
     """Base of the non-BERT families' encoders: `from_pretrained` goes
     through the registry and checks that the checkpoint is this family."""

@@ -108,8 +108,10 @@ def check_fingerprint(model_dir, fingerprint):
 def _refuse_unknown_run(model_dir):
     """Refuses a model dir with training state but no fingerprint (written
     by an older tfbert, or by hand): what it holds cannot be checked."""
-    found = [name for name in TRAINING_STATE
-             if os.path.lexists(os.path.join(model_dir, name))]
+    # worker_tmp holds the other workers' own dirs (each fingerprinted): in
+    # a multi-worker run they may start before the chief.
+    found = [name for name in TRAINING_STATE if name != "worker_tmp"
+             and os.path.lexists(os.path.join(model_dir, name))]
     if found:
         raise ModelDirMismatchError(
             f"{model_dir} holds {', '.join(found)} of a run without "

@@ -126,6 +126,24 @@ def is_chief(strategy):
             and "chief" not in cluster)
 
 
+class _StopAfter(keras.callbacks.Callback):
+    """Ends training after `total_batches` (chunks are `chunk` batches, so a
+    fractional number of epochs ends inside the last one)."""
+
+    def __init__(self, total_batches, chunk):
+        super().__init__()
+        self.total_batches = total_batches
+        self.chunk = chunk
+        self.epoch = 0
+
+    def on_epoch_begin(self, epoch, logs=None):
+        self.epoch = epoch
+
+    def on_train_batch_end(self, batch, logs=None):
+        if self.epoch * self.chunk + batch + 1 >= self.total_batches:
+            self.model.stop_training = True
+
+
 class _ChunkCheckpoint(keras.callbacks.Callback):
     """Saves the training state after each chunk and, with `evaluate_fn`,
     evaluates after each epoch: the metrics go to the log, to TensorBoard
@@ -135,13 +153,14 @@ class _ChunkCheckpoint(keras.callbacks.Callback):
     Every worker of a multi-worker run saves (saving runs collective ops that
     need all of them), each into its own `output_dir`."""
 
-    def __init__(self, manager, progress, chunk, chunks_per_epoch,
+    def __init__(self, manager, progress, chunk, chunks_per_epoch, num_chunks,
                  evaluate_fn, best_metric, best, output_dir):
         super().__init__()
         self.manager = manager
         self.progress = progress
         self.chunk = chunk
         self.chunks_per_epoch = chunks_per_epoch
+        self.num_chunks = num_chunks
         self.evaluate_fn = evaluate_fn
         self.best_metric = best_metric
         self.best = best
@@ -150,7 +169,10 @@ class _ChunkCheckpoint(keras.callbacks.Callback):
 
     def on_epoch_end(self, epoch, logs=None):
         self.progress.assign(epoch + 1)
-        if self.evaluate_fn is not None and (epoch + 1) % self.chunks_per_epoch == 0:
+        # Evaluated after every epoch and after the last (maybe partial) one.
+        if self.evaluate_fn is not None and (
+                (epoch + 1) % self.chunks_per_epoch == 0
+                or epoch + 1 == self.num_chunks):
             self._evaluate(epoch + 1)
         # Saved last, so a restored chunk always has its evaluation written.
         self.manager.save(checkpoint_number=epoch + 1)
@@ -215,8 +237,8 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
     accumulation = config.gradient_accumulation_steps
     chunk = config.checkpoint_steps or steps_per_epoch
     total_batches = max(1, math.ceil(config.num_train_epochs * steps_per_epoch))
+    # The last chunk may be partial: `_StopAfter` ends it at total_batches.
     num_chunks = math.ceil(total_batches / chunk)
-    total_batches = num_chunks * chunk
     total_updates = max(1, total_batches // accumulation)
     chunks_per_epoch = (steps_per_epoch // chunk
                         if steps_per_epoch % chunk == 0 else 0)
@@ -265,9 +287,10 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
 
     dataset = train_dataset.repeat().skip(initial_chunk * chunk)
     all_callbacks = [
+        _StopAfter(total_batches, chunk),
         _ChunkCheckpoint(manager, progress, chunk,
-                         chunks_per_epoch or num_chunks, evaluate_fn,
-                         best_metric, best, output_dir),
+                         chunks_per_epoch or num_chunks, num_chunks,
+                         evaluate_fn, best_metric, best, output_dir),
         keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")),
         *callbacks,
     ]
