@@ -135,12 +135,20 @@ class _StopAfter(keras.callbacks.Callback):
         self.total_batches = total_batches
         self.chunk = chunk
         self.epoch = 0
+        self.first_step = None
 
     def on_epoch_begin(self, epoch, logs=None):
         self.epoch = epoch
+        self.first_step = None
+
+    # Keras may number the steps across epochs: count from the epoch's first.
+    def on_train_batch_begin(self, batch, logs=None):
+        if self.first_step is None:
+            self.first_step = batch
 
     def on_train_batch_end(self, batch, logs=None):
-        if self.epoch * self.chunk + batch + 1 >= self.total_batches:
+        done = self.epoch * self.chunk + batch - self.first_step + 1
+        if done >= self.total_batches:
             self.model.stop_training = True
 
 
