@@ -18,6 +18,7 @@ import numpy as np
 
 from tfbert.config import BertConfig, hf_activation
 from tfbert.models.bert_encoder import BertEncoder
+from tfbert.utils.atomic import check_writable
 
 
 @dataclasses.dataclass(frozen=True)
@@ -224,8 +225,7 @@ class FamilyEncoder(BertEncoder):
         family = next(family for family in _FAMILIES.values()
                       if family.encoder_class is type(self))
         directory = os.fspath(directory)
-        if os.path.exists(directory) and os.listdir(directory):
-            raise FileExistsError(f"{directory} exists and is not empty")
+        check_writable(directory)
         os.makedirs(directory, exist_ok=True)
         state = {}
         for name, value in read_variables(encoder_variables(self)).items():
