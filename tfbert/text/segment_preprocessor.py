@@ -13,6 +13,7 @@ import tensorflow as tf
 TRUNCATIONS = ("longest_first", "waterfall")
 
 
+@keras.saving.register_keras_serializable(package="tfbert")
 class SegmentPreprocessor(keras.layers.Layer):
     """Base layer: tokenizes one or two segments, then `pack`s them.
 
