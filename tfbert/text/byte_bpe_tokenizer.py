@@ -37,8 +37,9 @@ from pathlib import Path
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from tfbert.text.tokenizer import (Tokenizer, as_word_batch, read_json,
+from tfbert.text.tokenizer import (Tokenizer, as_word_batch,
                                    read_tokenizer_config)
+from tfbert.utils.json_file import read_json
 
 # Unicode White_Space (what Oniguruma's \s matches in HF's regex).
 _WHITESPACE = (r"\t\n\x{0B}\x{0C}\r \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}"

@@ -28,7 +28,7 @@ from tfbert.text.byte_bpe_tokenizer import ByteBpeTokenizer
 from tfbert.text.segment_preprocessor import (SegmentPreprocessor,
                                               truncated_lengths)
 from tfbert.text.sentencepiece_tokenizer import SentencePieceTokenizer
-from tfbert.text.tokenizer import read_json
+from tfbert.utils.json_file import read_json
 
 
 @dataclasses.dataclass(frozen=True)
@@ -170,10 +170,7 @@ class Preprocessor(SegmentPreprocessor):
             "input_mask": tf.ones_like(word_ids).to_tensor(0, shape=shape),
             "input_type_ids": type_ids.to_tensor(0, shape=shape),
         }
-        if self.pad_to_seq_length:
-            for tensor in outputs.values():
-                tensor.set_shape([None, self.seq_length])
-        return outputs
+        return self._with_static_width(outputs)
 
     def get_config(self):
         config = super().get_config()

@@ -6,9 +6,9 @@ the special tokens, the shape checks on their inputs and the reading of an
 HF `tokenizer_config.json`, which live here once.
 """
 
-import json
-
 import tensorflow as tf
+
+from tfbert.utils.json_file import read_json
 
 
 class Tokenizer(tf.Module):
@@ -119,17 +119,6 @@ def as_word_batch(words):
         raise ValueError(f"words must be a [batch, (words)] RaggedTensor, "
                          f"got ragged rank {words.ragged_rank}")
     return words
-
-
-def read_json(path):
-    """The contents of JSON file `path`; ValueError naming the file and line
-    if it is not valid JSON."""
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except json.JSONDecodeError as e:
-        raise ValueError(
-            f"{path}, line {e.lineno}: invalid JSON ({e.msg})") from None
 
 
 def read_tokenizer_config(directory, arguments, roles=()):
