@@ -132,10 +132,7 @@ class BertPreprocessor(SegmentPreprocessor):
         mask = tf.cast(position < packed_length[:, tf.newaxis], tf.int32)
         outputs = {"input_word_ids": word_ids, "input_mask": mask,
                    "input_type_ids": type_ids}
-        if self.pad_to_seq_length:
-            for tensor in outputs.values():
-                tensor.set_shape([None, self.seq_length])
-        return outputs
+        return self._with_static_width(outputs)
 
     def get_config(self):
         config = super().get_config()

@@ -79,6 +79,14 @@ class SegmentPreprocessor(keras.layers.Layer):
                 f"{num_special_tokens} special tokens")
         return budget
 
+    def _with_static_width(self, outputs):
+        """`outputs` (the packed dict), declared `[batch, seq_length]` when
+        padded to `seq_length`, so Keras knows the width at trace time."""
+        if self.pad_to_seq_length:
+            for tensor in outputs.values():
+                tensor.set_shape([None, self.seq_length])
+        return outputs
+
     def get_config(self):
         config = super().get_config()
         config.update({
