@@ -13,4 +13,5 @@ def read_json(path):
         try:
             return json.load(f)
         except json.JSONDecodeError as e:
-            raise ValueError(f"{path}:{e.lineno}: invalid JSON: {e.msg}") from e
+            raise ValueError(
+                f"{path}:{e.lineno}: invalid JSON: {e.msg}") from e
