@@ -59,7 +59,8 @@ from pathlib import Path
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from tfbert.text.tokenizer import Tokenizer, read_tokenizer_config
+from tfbert.text.tokenizer import (Tokenizer, as_text_batch,
+                                   read_tokenizer_config)
 from tfbert.text.vocab import (
     SPECIAL_TOKENS, VOCABULARY_FILES, find_vocabulary, load_vocabulary,
     save_vocabulary)
@@ -158,7 +159,7 @@ class BertTokenizer(Tokenizer):
           int32 `tf.RaggedTensor` `[batch, (tokens)]`, or an int32 tensor
           `[tokens]` for a scalar input.
         """
-        texts, scalar = self._as_batch(texts)
+        texts, scalar = as_text_batch(texts)
         words, _, _ = self._split(texts)
         pieces, _, _ = self._wordpiece_words(self._normalize(words.flat_values))
         ids = words.with_flat_values(pieces).merge_dims(1, 2)
@@ -179,7 +180,7 @@ class BertTokenizer(Tokenizer):
           tf.string `tf.RaggedTensor` `[batch, (words)]` (`[words]` for a
           scalar input); words that normalise to nothing are dropped.
         """
-        texts, scalar = self._as_batch(texts)
+        texts, scalar = as_text_batch(texts)
         words, _, _ = self._split(texts)
         words = words.with_flat_values(self._normalize(words.flat_values))
         words = tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
@@ -199,7 +200,7 @@ class BertTokenizer(Tokenizer):
           `b` came from `texts[b][starts[b, i]:ends[b, i]]` (see the module
           docstring for how normalisation that changes lengths is handled).
         """
-        texts, scalar = self._as_batch(texts)
+        texts, scalar = as_text_batch(texts)
         words, word_starts, word_ends = self._split(texts)
         original = words.flat_values
         normalized = self._normalize(original)
@@ -265,7 +266,7 @@ class BertTokenizer(Tokenizer):
           tf.string and their int64 byte spans in the original strings
           (a NUL byte inside a word reads as U+0001).
         """
-        texts, _ = self._as_batch(texts)
+        texts, _ = as_text_batch(texts)
         return self._split(texts)
 
     @_no_autograph

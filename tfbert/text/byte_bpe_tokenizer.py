@@ -37,7 +37,7 @@ from pathlib import Path
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from tfbert.text.tokenizer import (Tokenizer, as_word_batch,
+from tfbert.text.tokenizer import (Tokenizer, as_text_batch, as_word_batch,
                                    read_tokenizer_config)
 from tfbert.utils.json_file import read_json
 
@@ -173,7 +173,7 @@ class ByteBpeTokenizer(Tokenizer):
           int32 `tf.RaggedTensor` `[batch, (tokens)]` (`[tokens]` for a
           scalar).
         """
-        texts, scalar = self._as_batch(texts)
+        texts, scalar = as_text_batch(texts)
         pieces = self._tokenize(texts, self.add_prefix_space)
         return pieces[0] if scalar else pieces
 
@@ -215,7 +215,7 @@ class ByteBpeTokenizer(Tokenizer):
           (ids, starts, ends): int32 ids and int64 byte offsets, each a
           `tf.RaggedTensor` `[batch, (tokens)]` (`[tokens]` for a scalar).
         """
-        texts, scalar = self._as_batch(texts)
+        texts, scalar = as_text_batch(texts)
         outputs = self._tokenize(texts, self.add_prefix_space,
                                  with_offsets=True)
         return tuple(x[0] for x in outputs) if scalar else outputs
@@ -279,7 +279,7 @@ class ByteBpeTokenizer(Tokenizer):
         """Texts `[batch]` -> pre-tokens (raw UTF-8), tf.string ragged
         `[batch, (words)]`, exactly as HF's ByteLevel pre-tokenizer splits
         (no prefix space is added here)."""
-        texts, _ = self._as_batch(texts)
+        texts, _ = as_text_batch(texts)
         return self._pre_tokenize(texts)[0]
 
     def _pre_tokenize(self, texts):

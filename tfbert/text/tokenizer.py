@@ -93,22 +93,20 @@ class Tokenizer(tf.Module):
     def from_config(cls, config):
         return cls(**config)
 
-    # -- inputs -------------------------------------------------------------
 
-    @staticmethod
-    def _as_batch(texts):
-        """tf.string `[batch]` from texts `[batch]` or a scalar, and whether
-        it was a scalar."""
-        if isinstance(texts, tf.RaggedTensor):
-            raise TypeError("texts must be a dense string tensor [batch]; use "
-                            "tokenize_words for pre-split words")
-        texts = tf.convert_to_tensor(texts, dtype=tf.string)
-        if texts.shape.rank == 0:
-            return texts[tf.newaxis], True
-        if texts.shape.rank not in (1, None):
-            raise ValueError(f"texts must be [batch] strings, got shape "
-                             f"{texts.shape}")
-        return tf.reshape(texts, [-1]), False
+def as_text_batch(texts):
+    """tf.string `[batch]` from texts `[batch]` or a scalar (str, list,
+    numpy array or dense tensor), and whether it was a scalar."""
+    if isinstance(texts, tf.RaggedTensor):
+        raise TypeError("texts must be a dense string tensor [batch]; use "
+                        "tokenize_words for pre-split words")
+    texts = tf.convert_to_tensor(texts, dtype=tf.string)
+    if texts.shape.rank == 0:
+        return texts[tf.newaxis], True
+    if texts.shape.rank not in (1, None):
+        raise ValueError(f"texts must be [batch] strings, got shape "
+                         f"{texts.shape}")
+    return tf.reshape(texts, [-1]), False
 
 
 def as_word_batch(words):
