@@ -4,6 +4,8 @@ import dataclasses
 import json
 import os
 
+from tfbert.utils.json_file import read_json
+
 _ACTIVATIONS = ("gelu", "gelu_approximate", "relu")
 
 # Spellings other codebases use for the activations above.
@@ -146,11 +148,7 @@ class BertConfig:
         """Reads Google `bert_config.json`, HF `config.json` or our own file."""
         if not os.path.exists(path):
             raise FileNotFoundError(f"config file not found: {path}")
-        with open(path, encoding="utf-8") as f:
-            try:
-                values = json.load(f)
-            except json.JSONDecodeError as e:
-                raise ValueError(f"{path}:{e.lineno}: invalid JSON: {e.msg}") from e
+        values = read_json(path)
         try:
             return cls.from_dict(values)
         except (TypeError, ValueError) as e:

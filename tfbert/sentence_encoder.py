@@ -1,6 +1,5 @@
 """`SentenceEncoder`: fixed-size sentence embeddings from a BERT encoder."""
 
-import json
 from pathlib import Path
 
 import keras
@@ -10,6 +9,7 @@ import tensorflow as tf
 from tfbert.models import BertEncoder
 from tfbert.presets import get_preset
 from tfbert.text import BertPreprocessor, BertTokenizer
+from tfbert.utils.json_file import read_json
 
 POOLINGS = ("mean", "cls")
 
@@ -20,20 +20,12 @@ _POOLING = "sentence_transformers.models.Pooling"
 _NORMALIZE = "sentence_transformers.models.Normalize"
 
 
-def _read_json(path):
-    with open(path, encoding="utf-8") as f:
-        try:
-            return json.load(f)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{path}:{e.lineno}: invalid JSON: {e.msg}") from e
-
-
 def _read_pooling(directory):
     """The pooling mode of `1_Pooling/config.json`, or None without one."""
     path = directory / "1_Pooling" / "config.json"
     if not path.exists():
         return None
-    config = _read_json(path)
+    config = read_json(path)
     modes = sorted(key[len("pooling_mode_"):] for key, value in config.items()
                    if key.startswith("pooling_mode_") and value is True)
     names = {"mean_tokens": "mean", "cls_token": "cls"}
@@ -50,7 +42,7 @@ def _reads_normalize(directory):
     path = directory / "modules.json"
     if not path.exists():
         return None
-    modules = _read_json(path)
+    modules = read_json(path)
     types = [module.get("type") for module in modules]
     unsupported = [t for t in types if t not in (_TRANSFORMER, _POOLING,
                                                  _NORMALIZE)]
@@ -64,7 +56,7 @@ def _read_max_seq_length(directory):
     path = directory / "sentence_bert_config.json"
     if not path.exists():
         return None
-    value = _read_json(path).get("max_seq_length")
+    value = read_json(path).get("max_seq_length")
     if value is not None and (not isinstance(value, int) or value < 2):
         raise ValueError(f"{path}: max_seq_length must be an int >= 2, got "
                          f"{value!r}")

@@ -217,7 +217,8 @@ def test_from_pretrained(minilm_dir):
 
 def test_errors(tokenizer):
     text = tf.constant(["a"])
-    with pytest.raises(ValueError, match="1 or 2 segments, got 3"):
+    with pytest.raises(ValueError,
+                       match="BertPreprocessor takes 1 or 2 segments, got 3"):
         BertPreprocessor(tokenizer)((text, text, text))
     with pytest.raises(ValueError, match="seq_length 2 is too short for 2"):
         BertPreprocessor(tokenizer, seq_length=2)((text, text))

@@ -130,6 +130,14 @@ def test_too_short_seq_length_is_rejected(zoo_checkpoints):
         preprocessor((tf.constant(["a"]), tf.constant(["b"])))
 
 
+def test_three_segments_error_names_the_preprocessor_called(zoo_checkpoints):
+    preprocessor = Preprocessor.from_pretrained(zoo_checkpoints["roberta"])
+    text = tf.constant(["a"])
+    message = r"(?<!Bert)Preprocessor takes 1 or 2 segments, got 3"
+    with pytest.raises(ValueError, match=message):
+        preprocessor((text, text, text))
+
+
 def test_config_round_trip(zoo_checkpoints, pairs):
     for family in ("roberta", "albert"):
         preprocessor = Preprocessor.from_pretrained(zoo_checkpoints[family],

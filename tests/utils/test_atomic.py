@@ -8,6 +8,7 @@ import stat
 import pytest
 
 from tfbert.utils import atomic_write, write_json_atomic
+from tfbert.utils.atomic import check_writable
 
 
 def _leftovers(directory, name):
@@ -91,3 +92,11 @@ def test_read_only_directory_is_reported_at_open(tmp_path, monkeypatch):
 def test_other_errors_pass_through_unchanged(tmp_path):
     with pytest.raises(FileNotFoundError):
         write_json_atomic(tmp_path / "missing" / "x.json", {})
+
+
+def test_check_writable_refuses_only_a_non_empty_directory(tmp_path):
+    check_writable(tmp_path / "absent")
+    check_writable(tmp_path)
+    (tmp_path / "saved_model.pb").write_bytes(b"")
+    with pytest.raises(FileExistsError, match="exists and is not empty"):
+        check_writable(tmp_path)

@@ -10,7 +10,8 @@ from tfbert.checkpoints.variable_map import (
     pretrainer_variables, read_variables)
 from tfbert.config import BertConfig
 from tfbert.text.vocab import find_vocabulary, load_vocabulary
-from tfbert.utils.atomic import publish_directory, staging_directory
+from tfbert.utils.atomic import (check_writable, publish_directory,
+                                 staging_directory)
 
 FORMATS = ("hf", "tf1", "keras_hub")
 
@@ -162,8 +163,7 @@ def write_checkpoint(directory, config, weights, vocabulary=None,
     if format not in FORMATS:
         raise ValueError(f"unknown checkpoint format {format!r}; one of {FORMATS}")
     directory = os.path.abspath(os.fspath(directory))
-    if os.path.exists(directory) and os.listdir(directory):
-        raise FileExistsError(f"{directory} exists and is not empty")
+    check_writable(directory)
     with staging_directory(os.path.dirname(directory)) as staging:
         if format == "keras_hub":
             if vocabulary is None:

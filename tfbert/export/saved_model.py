@@ -5,7 +5,6 @@ import os
 import re
 import shutil
 import socket
-import tempfile
 
 import tensorflow as tf
 from absl import logging as absl_logging
@@ -13,6 +12,7 @@ from absl import logging as absl_logging
 from tfbert.export.serving_ops import check_serving_ops
 from tfbert.export.warmup import write_warmup_requests
 from tfbert.text.vocab import save_vocabulary
+from tfbert.utils.atomic import publish_directory, staging_directory
 
 _VERSION = re.compile(r"^\d+$")
 _STAGING_PREFIX = ".tmp-export-"
@@ -60,11 +60,10 @@ def export_saved_model(module, export_dir, *, token_ids_only=False):
     """
     os.makedirs(export_dir, exist_ok=True)
     _remove_stale_staging(export_dir)
-    staging = tempfile.mkdtemp(
-        prefix=f"{_STAGING_PREFIX}{socket.gethostname()}.{os.getpid()}.",
-        dir=export_dir)
-    try:
-        os.chmod(staging, 0o777 & ~_umask())
+    with staging_directory(
+            export_dir,
+            prefix=f"{_STAGING_PREFIX}{socket.gethostname()}.{os.getpid()}."
+    ) as staging:
         _save_quietly(module, staging, module.signatures(token_ids_only))
         check_serving_ops(staging)
         os.makedirs(os.path.join(staging, "assets"), exist_ok=True)
@@ -78,15 +77,12 @@ def export_saved_model(module, export_dir, *, token_ids_only=False):
         while True:
             target = os.path.join(export_dir, str(next_version(export_dir)))
             try:
-                os.rename(staging, target)
+                publish_directory(staging, target)
                 return target
             except OSError:
                 # Another exporter took this version first; take the next.
                 if not os.path.exists(target):
                     raise
-    finally:
-        if os.path.exists(staging):
-            shutil.rmtree(staging)
 
 
 def _save_quietly(module, path, signatures):
@@ -101,12 +97,6 @@ def _save_quietly(module, path, signatures):
     finally:
         absl_logging.set_verbosity(levels[0])
         tf_logger.setLevel(levels[1])
-
-
-def _umask():
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
 
 
 def _remove_stale_staging(export_dir):

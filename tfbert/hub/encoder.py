@@ -29,8 +29,9 @@ import tempfile
 
 import tensorflow as tf
 
-from tfbert.hub.saving import check_writable, save_atomically
+from tfbert.hub.saving import save_atomically
 from tfbert.models.bert_encoder import INPUT_NAMES
+from tfbert.utils.atomic import check_writable
 
 CONFIG_ASSET = "tfbert_config.json"
 # The root attribute holding that asset.

@@ -23,7 +23,8 @@ import os
 
 import tensorflow as tf
 
-from tfbert.hub.saving import check_writable, save_atomically
+from tfbert.hub.saving import save_atomically
+from tfbert.utils.atomic import check_writable
 
 # bert_pack_inputs is traced for 1 .. MAX_SEGMENTS segments.
 MAX_SEGMENTS = 3

@@ -5,13 +5,8 @@ import os
 import tensorflow as tf
 
 from tfbert.export.serving_ops import check_serving_ops
-from tfbert.utils.atomic import publish_directory, staging_directory
-
-
-def check_writable(export_dir):
-    """Raises FileExistsError if `export_dir` exists and is not empty."""
-    if os.path.exists(export_dir) and os.listdir(export_dir):
-        raise FileExistsError(f"{export_dir} exists and is not empty")
+from tfbert.utils.atomic import (check_writable, publish_directory,
+                                 staging_directory)
 
 
 def save_atomically(root, export_dir, check_ops=False):

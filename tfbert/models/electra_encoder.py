@@ -8,6 +8,7 @@ from tfbert.layers import ReplacedTokenHead
 from tfbert.models.encoder import (
     Family, FamilyEncoder, bert_style_config, bert_style_hf_config,
     register_family)
+from tfbert.models.encoder_task_model import EncoderTaskModel
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
@@ -26,7 +27,7 @@ class ElectraEncoder(FamilyEncoder):
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
-class ElectraDiscriminator(keras.Model):
+class ElectraDiscriminator(EncoderTaskModel, keras.Model):
     """ELECTRA's pretraining discriminator: an `ElectraEncoder` with
     `ReplacedTokenHead` on its sequence output (HF `ElectraForPreTraining`).
 
@@ -67,17 +68,6 @@ class ElectraDiscriminator(keras.Model):
                                      if name in state},
                          directory, strict=strict)
         return model
-
-    def get_config(self):
-        return {"encoder": keras.saving.serialize_keras_object(self.encoder),
-                "name": self.name, "trainable": self.trainable}
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        config["encoder"] = keras.saving.deserialize_keras_object(
-            config["encoder"])
-        return cls(**config)
 
 
 def config_from_hf(values):

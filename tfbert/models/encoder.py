@@ -18,6 +18,8 @@ import numpy as np
 
 from tfbert.config import BertConfig, hf_activation
 from tfbert.models.bert_encoder import BertEncoder
+from tfbert.utils.atomic import check_writable
+from tfbert.utils.json_file import read_json
 
 
 @dataclasses.dataclass(frozen=True)
@@ -92,14 +94,6 @@ def bert_style_hf_config(config, model_type, **extra):
         layer_norm_eps=config.layer_norm_epsilon, **extra)
 
 
-def _read_config_json(path):
-    with open(path, encoding="utf-8") as f:
-        try:
-            return json.load(f)
-        except json.JSONDecodeError as e:
-            raise ValueError(f"{path}:{e.lineno}: invalid JSON: {e.msg}") from e
-
-
 class Encoder:
     """Builds the encoder of whichever family a checkpoint holds.
 
@@ -138,7 +132,7 @@ class Encoder:
         config_path = os.path.join(path, "config.json")
         model_type = None
         if os.path.isdir(path) and os.path.exists(config_path):
-            values = _read_config_json(config_path)
+            values = read_json(config_path)
             model_type = values.get("model_type")
         if model_type in (None, "bert"):
             return BertEncoder.from_pretrained(path, strict=strict,
@@ -162,7 +156,7 @@ def encoder_class(name_or_path):
         model_type = preset.model_type
     else:
         config_path = os.path.join(path, "config.json")
-        model_type = (_read_config_json(config_path).get("model_type")
+        model_type = (read_json(config_path).get("model_type")
                       if os.path.isfile(config_path) else None)
     family = _FAMILIES.get(model_type)
     return BertEncoder if family is None else family.encoder_class
@@ -224,8 +218,7 @@ class FamilyEncoder(BertEncoder):
         family = next(family for family in _FAMILIES.values()
                       if family.encoder_class is type(self))
         directory = os.fspath(directory)
-        if os.path.exists(directory) and os.listdir(directory):
-            raise FileExistsError(f"{directory} exists and is not empty")
+        check_writable(directory)
         os.makedirs(directory, exist_ok=True)
         state = {}
         for name, value in read_variables(encoder_variables(self)).items():

@@ -39,7 +39,7 @@ _MLM_HEAD_PREFIX = "cls/predictions/"
 
 
 def _check_empty(flag, directory):
-    from tfbert.hub.saving import check_writable
+    from tfbert.utils.atomic import check_writable
 
     if directory:
         try:

@@ -5,12 +5,12 @@ import numpy as np
 import tensorflow as tf
 
 from tfbert.text.bert_tokenizer import BertTokenizer
-
-TRUNCATIONS = ("longest_first", "waterfall")
+from tfbert.text.segment_preprocessor import (SegmentPreprocessor,
+                                              truncated_lengths)
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
-class BertPreprocessor(keras.layers.Layer):
+class BertPreprocessor(SegmentPreprocessor):
     """Tokenizes, truncates and packs one or two text segments.
 
     Packing is `[CLS] A [SEP]` or `[CLS] A [SEP] B [SEP]`; `input_type_ids`
@@ -49,21 +49,14 @@ class BertPreprocessor(keras.layers.Layer):
 
     def __init__(self, tokenizer, seq_length=128, truncation="longest_first",
                  pad_to_seq_length=True, **kwargs):
-        super().__init__(**kwargs)
+        super().__init__(seq_length, truncation, pad_to_seq_length, **kwargs)
         if not isinstance(tokenizer, BertTokenizer):
             raise TypeError(
                 f"tokenizer must be a BertTokenizer, got {type(tokenizer)}")
-        if truncation not in TRUNCATIONS:
-            raise ValueError(
-                f"truncation must be one of {TRUNCATIONS}, got {truncation!r}")
-        if int(seq_length) < 2:
+        if self.seq_length < 2:
             raise ValueError(
                 f"seq_length must be >= 2 ([CLS] and [SEP]), got {seq_length}")
         self.tokenizer = tokenizer
-        self.seq_length = int(seq_length)
-        self.truncation = truncation
-        self.pad_to_seq_length = bool(pad_to_seq_length)
-        self.built = True
 
     def __call__(self, inputs, *args, **kwargs):
         # Keras only accepts tensors positionally. A python list of str is
@@ -83,23 +76,6 @@ class BertPreprocessor(keras.layers.Layer):
         return super().__call__(inputs, *args, **kwargs)
 
     @tf.autograph.experimental.do_not_convert
-    def call(self, inputs):
-        """Packs raw text.
-
-        Args:
-          inputs: tf.string `[batch]` (or a python list / numpy array of
-            str), or a tuple/list of one or two such tensors (the segments of
-            each example).
-
-        Returns:
-          dict of int32 `[batch, seq_length]` tensors (`[batch, longest]`
-          without `pad_to_seq_length`): `input_word_ids`, `input_mask`,
-          `input_type_ids`.
-        """
-        segments = _as_segments(inputs)
-        return self.pack([self.tokenizer.tokenize(s) for s in segments])
-
-    @tf.autograph.experimental.do_not_convert
     def pack(self, segments):
         """Truncates and packs already tokenized segments.
 
@@ -110,20 +86,15 @@ class BertPreprocessor(keras.layers.Layer):
         Returns:
           The same dict as `call`.
         """
-        segments = list(_as_segments(segments))
-        budget = self.seq_length - 1 - len(segments)
-        if budget < 0:
-            raise ValueError(
-                f"seq_length {self.seq_length} is too short for "
-                f"{len(segments)} segments: packing needs "
-                f"{1 + len(segments)} special tokens")
+        segments = list(self._as_segments(segments))
+        budget = self._token_budget(len(segments), 1 + len(segments))
         segments = [tf.cast(s, tf.int32) for s in segments]
         for s in segments:
             if s.ragged_rank != 1:
                 raise ValueError("segments must be [batch, (tokens)] ragged "
                                  f"tensors, got ragged rank {s.ragged_rank}")
         lengths = [tf.cast(s.row_lengths(), tf.int32) for s in segments]
-        keep = _truncated_lengths(lengths, budget, self.truncation)
+        keep = truncated_lengths(lengths, budget, self.truncation)
         packed_length = 1 + len(segments) + tf.add_n(keep)  # [batch]
 
         # Dense index arithmetic instead of ragged concat / to_tensor: the
@@ -161,10 +132,7 @@ class BertPreprocessor(keras.layers.Layer):
         mask = tf.cast(position < packed_length[:, tf.newaxis], tf.int32)
         outputs = {"input_word_ids": word_ids, "input_mask": mask,
                    "input_type_ids": type_ids}
-        if self.pad_to_seq_length:
-            for tensor in outputs.values():
-                tensor.set_shape([None, self.seq_length])
-        return outputs
+        return self._with_static_width(outputs)
 
     def get_config(self):
         config = super().get_config()
@@ -175,9 +143,6 @@ class BertPreprocessor(keras.layers.Layer):
             "strip_accents": tokenizer["strip_accents"],
             "tokenize_chinese_chars": tokenizer["tokenize_chinese_chars"],
             "max_chars_per_word": tokenizer["max_chars_per_word"],
-            "seq_length": self.seq_length,
-            "truncation": self.truncation,
-            "pad_to_seq_length": self.pad_to_seq_length,
         })
         return config
 
@@ -209,37 +174,3 @@ class BertPreprocessor(keras.layers.Layer):
         tokenizer = BertTokenizer.from_pretrained(name_or_path,
                                                   **tokenizer_args)
         return cls(tokenizer, seq_length=seq_length, **kwargs)
-
-
-def _as_segments(inputs):
-    if isinstance(inputs, dict):
-        raise TypeError("inputs must be a tensor or a tuple/list of 1 or 2 "
-                        "tensors, not a dict")
-    if not isinstance(inputs, (tuple, list)):
-        inputs = (inputs,)
-    if not 1 <= len(inputs) <= 2:
-        raise ValueError(
-            f"BertPreprocessor takes 1 or 2 segments, got {len(inputs)}")
-    return tuple(inputs)
-
-
-def _truncated_lengths(lengths, budget, truncation):
-    """Per-example kept lengths (int32 [batch] each) for 1 or 2 segments."""
-    if len(lengths) == 1:
-        return [tf.minimum(lengths[0], budget)]
-    a, b = lengths
-    if truncation == "waterfall":
-        keep_a = tf.minimum(a, budget)
-        return [keep_a, tf.minimum(b, budget - keep_a)]
-    shorter = tf.minimum(a, b)
-    fits = a + b <= budget
-    shorter_kept = 2 * shorter <= budget
-    keep_shorter = tf.where(shorter_kept, shorter, budget // 2)
-    keep_longer = tf.where(shorter_kept, budget - shorter,
-                           budget // 2 + budget % 2)
-    # On equal lengths B takes the role of the longer segment (as in HF).
-    a_longer = a > b
-    keep_a = tf.where(fits, a, tf.where(a_longer, keep_longer, keep_shorter))
-    keep_b = tf.where(fits, b, tf.where(a_longer, keep_shorter, keep_longer))
-    return [keep_a, keep_b]
-

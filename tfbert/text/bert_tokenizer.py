@@ -59,6 +59,8 @@ from pathlib import Path
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from tfbert.text.tokenizer import (Tokenizer, as_text_batch,
+                                   read_tokenizer_config)
 from tfbert.text.vocab import (
     SPECIAL_TOKENS, VOCABULARY_FILES, find_vocabulary, load_vocabulary,
     save_vocabulary)
@@ -84,7 +86,7 @@ _TOKENIZER_CONFIG = "tokenizer_config.json"
 _no_autograph = tf.autograph.experimental.do_not_convert
 
 
-class BertTokenizer(tf.Module):
+class BertTokenizer(Tokenizer):
     """WordPiece tokenizer with HF-identical BERT normalisation, as TF ops.
 
     Args:
@@ -104,7 +106,6 @@ class BertTokenizer(tf.Module):
     def __init__(self, vocabulary, lowercase=True, strip_accents=None,
                  tokenize_chinese_chars=True, max_chars_per_word=100,
                  name=None):
-        super().__init__(name=name)
         if isinstance(vocabulary, (str, os.PathLike)):
             tokens = load_vocabulary(vocabulary)
         else:
@@ -117,8 +118,9 @@ class BertTokenizer(tf.Module):
         if max_chars_per_word < 1:
             raise ValueError(
                 f"max_chars_per_word must be >= 1, got {max_chars_per_word}")
-        self._tokens = tokens
-        self._ids = {t: i for i, t in enumerate(tokens)}
+        super().__init__({t: i for i, t in enumerate(tokens)},
+                         dict(pad="[PAD]", unk="[UNK]", cls="[CLS]",
+                              sep="[SEP]", mask="[MASK]"), name=name)
         self.lowercase = bool(lowercase)
         self.strip_accents = (self.lowercase if strip_accents is None
                               else bool(strip_accents))
@@ -143,53 +145,6 @@ class BertTokenizer(tf.Module):
             token_out_type=tf.int32, unknown_token="[UNK]",
             no_pretokenization=True)
 
-    # -- vocabulary -------------------------------------------------------
-
-    @property
-    def vocabulary(self):
-        """The tokens, id order (a copy)."""
-        return list(self._tokens)
-
-    @property
-    def vocab_size(self):
-        return len(self._tokens)
-
-    @property
-    def pad_id(self):
-        return self._ids["[PAD]"]
-
-    @property
-    def unk_id(self):
-        return self._ids["[UNK]"]
-
-    @property
-    def cls_id(self):
-        return self._ids["[CLS]"]
-
-    @property
-    def sep_id(self):
-        return self._ids["[SEP]"]
-
-    @property
-    def mask_id(self):
-        return self._ids["[MASK]"]
-
-    def token_to_id(self, token):
-        """The id of `token` (str); KeyError if it is not in the vocabulary."""
-        try:
-            return self._ids[token]
-        except KeyError:
-            raise KeyError(
-                f"token {token!r} is not in the vocabulary") from None
-
-    def id_to_token(self, token_id):
-        """The token (str) with id `token_id` (int)."""
-        token_id = int(token_id)
-        if not 0 <= token_id < len(self._tokens):
-            raise IndexError(f"id {token_id} is outside the vocabulary "
-                             f"[0, {len(self._tokens)})")
-        return self._tokens[token_id]
-
     # -- tokenization -----------------------------------------------------
 
     @_no_autograph
@@ -204,7 +159,7 @@ class BertTokenizer(tf.Module):
           int32 `tf.RaggedTensor` `[batch, (tokens)]`, or an int32 tensor
           `[tokens]` for a scalar input.
         """
-        texts, scalar = self._as_batch(texts)
+        texts, scalar = as_text_batch(texts)
         words, _, _ = self._split(texts)
         pieces, _, _ = self._wordpiece_words(self._normalize(words.flat_values))
         ids = words.with_flat_values(pieces).merge_dims(1, 2)
@@ -225,7 +180,7 @@ class BertTokenizer(tf.Module):
           tf.string `tf.RaggedTensor` `[batch, (words)]` (`[words]` for a
           scalar input); words that normalise to nothing are dropped.
         """
-        texts, scalar = self._as_batch(texts)
+        texts, scalar = as_text_batch(texts)
         words, _, _ = self._split(texts)
         words = words.with_flat_values(self._normalize(words.flat_values))
         words = tf.ragged.boolean_mask(words, tf.strings.length(words) > 0)
@@ -245,7 +200,7 @@ class BertTokenizer(tf.Module):
           `b` came from `texts[b][starts[b, i]:ends[b, i]]` (see the module
           docstring for how normalisation that changes lengths is handled).
         """
-        texts, scalar = self._as_batch(texts)
+        texts, scalar = as_text_batch(texts)
         words, word_starts, word_ends = self._split(texts)
         original = words.flat_values
         normalized = self._normalize(original)
@@ -311,7 +266,7 @@ class BertTokenizer(tf.Module):
           tf.string and their int64 byte spans in the original strings
           (a NUL byte inside a word reads as U+0001).
         """
-        texts, _ = self._as_batch(texts)
+        texts, _ = as_text_batch(texts)
         return self._split(texts)
 
     @_no_autograph
@@ -361,7 +316,7 @@ class BertTokenizer(tf.Module):
             if ids.shape.rank == 1:
                 return self.detokenize(ids[tf.newaxis])[0]
             ids = tf.RaggedTensor.from_tensor(ids)
-        tokens = tf.gather(tf.constant(self._tokens), ids)
+        tokens = tf.gather(tf.constant(self.vocabulary), ids)
         dropped = tf.constant([self.pad_id, self.cls_id, self.sep_id,
                                self.mask_id], ids.dtype)
         keep = tf.reduce_all(
@@ -386,7 +341,7 @@ class BertTokenizer(tf.Module):
         """Writes `vocab.txt` and an HF-style `tokenizer_config.json`."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
-        save_vocabulary(self._tokens, directory / "vocab.txt")
+        save_vocabulary(self.vocabulary, directory / "vocab.txt")
         config = {
             "tokenizer_class": "BertTokenizer",
             "do_lower_case": self.lowercase,
@@ -463,19 +418,6 @@ class BertTokenizer(tf.Module):
 
     # -- internals ----------------------------------------------------------
 
-    @staticmethod
-    def _as_batch(texts):
-        if isinstance(texts, tf.RaggedTensor):
-            raise TypeError("texts must be a dense string tensor [batch]; use "
-                            "tokenize_words for pre-split words")
-        texts = tf.convert_to_tensor(texts, dtype=tf.string)
-        if texts.shape.rank == 0:
-            return texts[tf.newaxis], True
-        if texts.shape.rank not in (1, None):
-            raise ValueError(f"texts must be [batch] strings, got shape "
-                             f"{texts.shape}")
-        return tf.reshape(texts, [-1]), False
-
     def _split(self, texts):
         """[batch] original texts -> words and byte offsets, ragged [b, (w)]."""
         # RegexSplitWithOffsets stops at a NUL byte; U+0001 is deleted the
@@ -531,13 +473,10 @@ def _read_settings(directory):
     hf_config = directory / _TOKENIZER_CONFIG
     keras_hub_config = directory / "tokenizer.json"
     if hf_config.is_file():
-        with open(hf_config, encoding="utf-8") as f:
-            config = json.load(f)
-        for key, arg in (("do_lower_case", "lowercase"),
-                         ("strip_accents", "strip_accents"),
-                         ("tokenize_chinese_chars", "tokenize_chinese_chars")):
-            if key in config:
-                settings[arg] = config[key]
+        settings = read_tokenizer_config(
+            directory, {"do_lower_case": "lowercase",
+                        "strip_accents": "strip_accents",
+                        "tokenize_chinese_chars": "tokenize_chinese_chars"})
     elif keras_hub_config.is_file():
         with open(keras_hub_config, encoding="utf-8") as f:
             config = json.load(f)

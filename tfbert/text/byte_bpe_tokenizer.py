@@ -32,11 +32,14 @@ Known differences from HF:
     unknown token (every released byte-level vocabulary has all 256).
 """
 
-import json
 from pathlib import Path
 
 import tensorflow as tf
 import tensorflow_text as tf_text
+
+from tfbert.text.tokenizer import (Tokenizer, as_text_batch, as_word_batch,
+                                   read_tokenizer_config)
+from tfbert.utils.json_file import read_json
 
 # Unicode White_Space (what Oniguruma's \s matches in HF's regex).
 _WHITESPACE = (r"\t\n\x{0B}\x{0C}\r \x{85}\x{A0}\x{1680}\x{2000}-\x{200A}"
@@ -68,7 +71,7 @@ def bytes_to_unicode():
     return table
 
 
-class ByteBpeTokenizer(tf.Module):
+class ByteBpeTokenizer(Tokenizer):
     """Byte-level BPE tokenizer (RoBERTa, GPT-2) with HF parity, as TF ops.
 
     Args:
@@ -88,14 +91,11 @@ class ByteBpeTokenizer(tf.Module):
     def __init__(self, vocabulary, merges, add_prefix_space=False,
                  bos_token="<s>", eos_token="</s>", pad_token="<pad>",
                  unk_token="<unk>", mask_token="<mask>", name=None):
-        super().__init__(name=name)
-        self._ids = {str(t): int(i) for t, i in vocabulary.items()}
-        self._tokens = {i: t for t, i in self._ids.items()}
+        super().__init__({str(t): int(i) for t, i in vocabulary.items()},
+                         dict(bos=bos_token, eos=eos_token, pad=pad_token,
+                              unk=unk_token, mask=mask_token), name=name)
         if len(self._tokens) != len(self._ids):
             raise ValueError("vocabulary maps two tokens to the same id")
-        self.special_tokens = dict(bos=bos_token, eos=eos_token,
-                                   pad=pad_token, unk=unk_token,
-                                   mask=mask_token)
         missing = [t for t in self.special_tokens.values()
                    if t not in self._ids]
         if missing:
@@ -131,7 +131,7 @@ class ByteBpeTokenizer(tf.Module):
             [self._ids.get(stand_in[b], self.unk_id) for b in range(256)],
             tf.int64)
         # Per id: bytes it stands for, and its leading / trailing spaces.
-        tokens = [self._tokens.get(i, "") for i in range(self.vocab_size)]
+        tokens = self.vocabulary
         space = stand_in[ord(" ")]
         self._token_bytes = tf.constant([len(t) for t in tokens], tf.int64)
         self._leading_spaces = tf.constant(
@@ -142,26 +142,12 @@ class ByteBpeTokenizer(tf.Module):
     # -- vocabulary -------------------------------------------------------
 
     @property
-    def vocab_size(self):
-        return max(self._ids.values()) + 1
-
-    @property
-    def vocabulary(self):
-        """The tokens by id (in GPT-2's byte stand-in characters; "" for an
-        id the vocabulary skips), as exports list them in assets/vocab.txt."""
-        return [self._tokens.get(i, "") for i in range(self.vocab_size)]
-
-    @property
     def bos_id(self):
         return self._ids[self.special_tokens["bos"]]
 
     @property
     def eos_id(self):
         return self._ids[self.special_tokens["eos"]]
-
-    @property
-    def pad_id(self):
-        return self._ids[self.special_tokens["pad"]]
 
     @property
     def cls_id(self):
@@ -172,30 +158,6 @@ class ByteBpeTokenizer(tf.Module):
     def sep_id(self):
         """RoBERTa's separator is its </s> (HF `sep_token`)."""
         return self.eos_id
-
-    @property
-    def unk_id(self):
-        return self._ids[self.special_tokens["unk"]]
-
-    @property
-    def mask_id(self):
-        return self._ids[self.special_tokens["mask"]]
-
-    def token_to_id(self, token):
-        """The id of `token` (str); KeyError if it is not in the vocabulary."""
-        try:
-            return self._ids[token]
-        except KeyError:
-            raise KeyError(
-                f"token {token!r} is not in the vocabulary") from None
-
-    def id_to_token(self, token_id):
-        """The token (str, in stand-in characters) with id `token_id`."""
-        try:
-            return self._tokens[int(token_id)]
-        except KeyError:
-            raise IndexError(
-                f"id {token_id} is not in the vocabulary") from None
 
     # -- tokenization -----------------------------------------------------
 
@@ -211,7 +173,7 @@ class ByteBpeTokenizer(tf.Module):
           int32 `tf.RaggedTensor` `[batch, (tokens)]` (`[tokens]` for a
           scalar).
         """
-        texts, scalar = _as_batch(texts)
+        texts, scalar = as_text_batch(texts)
         pieces = self._tokenize(texts, self.add_prefix_space)
         return pieces[0] if scalar else pieces
 
@@ -253,7 +215,7 @@ class ByteBpeTokenizer(tf.Module):
           (ids, starts, ends): int32 ids and int64 byte offsets, each a
           `tf.RaggedTensor` `[batch, (tokens)]` (`[tokens]` for a scalar).
         """
-        texts, scalar = _as_batch(texts)
+        texts, scalar = as_text_batch(texts)
         outputs = self._tokenize(texts, self.add_prefix_space,
                                  with_offsets=True)
         return tuple(x[0] for x in outputs) if scalar else outputs
@@ -317,7 +279,7 @@ class ByteBpeTokenizer(tf.Module):
         """Texts `[batch]` -> pre-tokens (raw UTF-8), tf.string ragged
         `[batch, (words)]`, exactly as HF's ByteLevel pre-tokenizer splits
         (no prefix space is added here)."""
-        texts, _ = _as_batch(texts)
+        texts, _ = as_text_batch(texts)
         return self._pre_tokenize(texts)[0]
 
     def _pre_tokenize(self, texts):
@@ -412,13 +374,8 @@ class ByteBpeTokenizer(tf.Module):
             "vocabulary": dict(self._ids),
             "merges": [f"{a} {b}" for a, b in self._merges],
             "add_prefix_space": self.add_prefix_space,
-            **{f"{role}_token": token
-               for role, token in self.special_tokens.items()},
+            **self._special_token_arguments(),
         }
-
-    @classmethod
-    def from_config(cls, config):
-        return cls(**config)
 
     @classmethod
     def from_pretrained(cls, directory, **kwargs):
@@ -430,25 +387,16 @@ class ByteBpeTokenizer(tf.Module):
           **kwargs: constructor arguments that override what is read.
         """
         directory = Path(directory)
-        settings = {}
-        config_path = directory / "tokenizer_config.json"
-        if config_path.is_file():
-            config = _read_json(config_path)
-            if "add_prefix_space" in config:
-                settings["add_prefix_space"] = config["add_prefix_space"]
-            for role in ("bos", "eos", "pad", "unk", "mask"):
-                token = config.get(f"{role}_token")
-                if isinstance(token, dict):  # an AddedToken
-                    token = token.get("content")
-                if token:
-                    settings[f"{role}_token"] = token
+        settings = read_tokenizer_config(
+            directory, {"add_prefix_space": "add_prefix_space"},
+            roles=("bos", "eos", "pad", "unk", "mask"))
         vocab_path = directory / "vocab.json"
         merges_path = directory / "merges.txt"
         if vocab_path.is_file() and merges_path.is_file():
-            vocabulary = _read_json(vocab_path)
+            vocabulary = read_json(vocab_path)
             merges = _read_merges(merges_path)
         elif (directory / "tokenizer.json").is_file():
-            model = _read_json(directory / "tokenizer.json").get("model", {})
+            model = read_json(directory / "tokenizer.json").get("model", {})
             if model.get("type") != "BPE":
                 raise ValueError(f"{directory / 'tokenizer.json'}: model type "
                                  f"{model.get('type')!r} is not BPE")
@@ -490,15 +438,6 @@ def _merge_pair(merge, index):
     return tuple(parts)
 
 
-def _read_json(path):
-    try:
-        with open(path, encoding="utf-8") as f:
-            return json.load(f)
-    except json.JSONDecodeError as e:
-        raise ValueError(
-            f"{path}, line {e.lineno}: invalid JSON ({e.msg})") from None
-
-
 def _read_merges(path):
     merges = []
     with open(path, encoding="utf-8") as f:
@@ -513,23 +452,3 @@ def _read_merges(path):
                     f"separated by one space, got {line!r}")
             merges.append(tuple(parts))
     return merges
-
-
-def as_word_batch(words):
-    """tf.string ragged [batch, (words)] from a RaggedTensor or lists."""
-    if not isinstance(words, tf.RaggedTensor):
-        words = tf.ragged.constant(words, dtype=tf.string)
-    if words.ragged_rank != 1:
-        raise ValueError(f"words must be a [batch, (words)] RaggedTensor, "
-                         f"got ragged rank {words.ragged_rank}")
-    return words
-
-
-def _as_batch(texts):
-    texts = tf.convert_to_tensor(texts, dtype=tf.string)
-    if texts.shape.rank == 0:
-        return texts[tf.newaxis], True
-    if texts.shape.rank not in (1, None):
-        raise ValueError(f"texts must be [batch] strings, got shape "
-                         f"{texts.shape}")
-    return tf.reshape(texts, [-1]), False

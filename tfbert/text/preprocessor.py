@@ -18,16 +18,17 @@ HF (`longest_first` by default), so every encoder takes either.
 
 import dataclasses
 import inspect
-import json
 from pathlib import Path
 
 import keras
 import tensorflow as tf
 
-from tfbert.text.bert_preprocessor import (
-    TRUNCATIONS, BertPreprocessor, _as_segments, _truncated_lengths)
+from tfbert.text.bert_preprocessor import BertPreprocessor
 from tfbert.text.byte_bpe_tokenizer import ByteBpeTokenizer
+from tfbert.text.segment_preprocessor import (SegmentPreprocessor,
+                                              truncated_lengths)
 from tfbert.text.sentencepiece_tokenizer import SentencePieceTokenizer
+from tfbert.utils.json_file import read_json
 
 
 @dataclasses.dataclass(frozen=True)
@@ -68,7 +69,7 @@ _TOKENIZERS = {cls.__name__: cls for cls, _ in FAMILIES.values()}
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
-class Preprocessor(keras.layers.Layer):
+class Preprocessor(SegmentPreprocessor):
     """Tokenizes, truncates and packs one or two segments for a family.
 
     Args:
@@ -96,20 +97,13 @@ class Preprocessor(keras.layers.Layer):
     def __init__(self, tokenizer, layout, seq_length=128,
                  truncation="longest_first", pad_to_seq_length=True,
                  **kwargs):
-        super().__init__(**kwargs)
-        if truncation not in TRUNCATIONS:
-            raise ValueError(
-                f"truncation must be one of {TRUNCATIONS}, got {truncation!r}")
-        if int(seq_length) < layout.num_special_tokens(1):
+        super().__init__(seq_length, truncation, pad_to_seq_length, **kwargs)
+        if self.seq_length < layout.num_special_tokens(1):
             raise ValueError(
                 f"seq_length must be >= {layout.num_special_tokens(1)} (the "
                 f"special tokens), got {seq_length}")
         self.tokenizer = tokenizer
         self.layout = layout
-        self.seq_length = int(seq_length)
-        self.truncation = truncation
-        self.pad_to_seq_length = bool(pad_to_seq_length)
-        self.built = True
 
     def __call__(self, inputs, *args, **kwargs):
         # Keras only takes tensors positionally, and a python list of str is
@@ -126,11 +120,6 @@ class Preprocessor(keras.layers.Layer):
         return super().__call__(inputs, *args, **kwargs)
 
     @tf.autograph.experimental.do_not_convert
-    def call(self, inputs):
-        segments = _as_segments(inputs)
-        return self.pack([self.tokenizer.tokenize(s) for s in segments])
-
-    @tf.autograph.experimental.do_not_convert
     def pack(self, segments):
         """Truncates and packs already tokenized segments.
 
@@ -141,17 +130,12 @@ class Preprocessor(keras.layers.Layer):
         Returns:
           The same dict as `call`.
         """
-        segments = [tf.cast(s, tf.int32) for s in _as_segments(segments)]
-        budget = self.seq_length - self.layout.num_special_tokens(
-            len(segments))
-        if budget < 0:
-            raise ValueError(
-                f"seq_length {self.seq_length} is too short for "
-                f"{len(segments)} segments: packing needs "
-                f"{self.layout.num_special_tokens(len(segments))} special "
-                "tokens")
+        segments = [tf.cast(s, tf.int32)
+                    for s in self._as_segments(segments)]
+        budget = self._token_budget(
+            len(segments), self.layout.num_special_tokens(len(segments)))
         lengths = [tf.cast(s.row_lengths(), tf.int32) for s in segments]
-        keep = _truncated_lengths(lengths, budget, self.truncation)
+        keep = truncated_lengths(lengths, budget, self.truncation)
         batch = tf.shape(lengths[0])[0]
 
         def special(roles):
@@ -186,10 +170,7 @@ class Preprocessor(keras.layers.Layer):
             "input_mask": tf.ones_like(word_ids).to_tensor(0, shape=shape),
             "input_type_ids": type_ids.to_tensor(0, shape=shape),
         }
-        if self.pad_to_seq_length:
-            for tensor in outputs.values():
-                tensor.set_shape([None, self.seq_length])
-        return outputs
+        return self._with_static_width(outputs)
 
     def get_config(self):
         config = super().get_config()
@@ -197,9 +178,6 @@ class Preprocessor(keras.layers.Layer):
             "tokenizer": {"class_name": type(self.tokenizer).__name__,
                           "config": self.tokenizer.get_config()},
             "layout": dataclasses.asdict(self.layout),
-            "seq_length": self.seq_length,
-            "truncation": self.truncation,
-            "pad_to_seq_length": self.pad_to_seq_length,
         })
         return config
 
@@ -250,13 +228,7 @@ def _model_type(name_or_path):
     config_path = directory / "config.json"
     if not directory.is_dir() or not config_path.is_file():
         return "bert"
-    try:
-        with open(config_path, encoding="utf-8") as f:
-            config = json.load(f)
-    except json.JSONDecodeError as e:
-        raise ValueError(f"{config_path}, line {e.lineno}: invalid JSON "
-                         f"({e.msg})") from None
-    model_type = config.get("model_type", "bert")
+    model_type = read_json(config_path).get("model_type", "bert")
     known = sorted((*WORDPIECE_FAMILIES, *FAMILIES))
     if model_type not in known:
         raise ValueError(

@@ -30,18 +30,18 @@ Known differences from HF:
 """
 
 import base64
-import json
 from pathlib import Path
 
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from tfbert.text.byte_bpe_tokenizer import as_word_batch
+from tfbert.text.tokenizer import (Tokenizer, as_word_batch,
+                                   read_tokenizer_config)
 
 _no_autograph = tf.autograph.experimental.do_not_convert
 
 
-class SentencePieceTokenizer(tf.Module):
+class SentencePieceTokenizer(Tokenizer):
     """SentencePiece tokenizer with ALBERT's normalisation, as TF ops.
 
     Args:
@@ -61,68 +61,22 @@ class SentencePieceTokenizer(tf.Module):
     def __init__(self, model, lowercase=True, keep_accents=False,
                  cls_token="[CLS]", sep_token="[SEP]", pad_token="<pad>",
                  unk_token="<unk>", mask_token="[MASK]", name=None):
-        super().__init__(name=name)
         if isinstance(model, (str, Path)):
             model = Path(model).read_bytes()
-        self._model = bytes(model)
-        self._sentencepiece, self._pieces = _load(self._model)
-        self._ids = {piece: i for i, piece in enumerate(self._pieces)}
+        model = bytes(model)
+        sentencepiece, pieces = _load(model)
+        super().__init__({piece: i for i, piece in enumerate(pieces)},
+                         dict(cls=cls_token, sep=sep_token, pad=pad_token,
+                              unk=unk_token, mask=mask_token), name=name)
+        self._model = model
+        self._sentencepiece = sentencepiece
         self.lowercase = bool(lowercase)
         self.keep_accents = bool(keep_accents)
-        self.special_tokens = dict(cls=cls_token, sep=sep_token,
-                                   pad=pad_token, unk=unk_token,
-                                   mask=mask_token)
         missing = [t for t in self.special_tokens.values()
                    if t not in self._ids]
         if missing:
             raise ValueError(
                 f"SentencePiece model lacks special piece(s) {missing}")
-
-    # -- vocabulary -------------------------------------------------------
-
-    @property
-    def vocab_size(self):
-        return len(self._pieces)
-
-    @property
-    def vocabulary(self):
-        """The pieces by id, as exports list them in assets/vocab.txt."""
-        return list(self._pieces)
-
-    @property
-    def cls_id(self):
-        return self._ids[self.special_tokens["cls"]]
-
-    @property
-    def sep_id(self):
-        return self._ids[self.special_tokens["sep"]]
-
-    @property
-    def pad_id(self):
-        return self._ids[self.special_tokens["pad"]]
-
-    @property
-    def unk_id(self):
-        return self._ids[self.special_tokens["unk"]]
-
-    @property
-    def mask_id(self):
-        return self._ids[self.special_tokens["mask"]]
-
-    def token_to_id(self, token):
-        """The id of piece `token` (str); KeyError if it is not a piece."""
-        try:
-            return self._ids[token]
-        except KeyError:
-            raise KeyError(f"{token!r} is not a piece of the model") from None
-
-    def id_to_token(self, token_id):
-        """The piece (str) with id `token_id` (int)."""
-        token_id = int(token_id)
-        if not 0 <= token_id < len(self._pieces):
-            raise IndexError(f"id {token_id} is outside the vocabulary "
-                             f"[0, {len(self._pieces)})")
-        return self._pieces[token_id]
 
     # -- tokenization -----------------------------------------------------
 
@@ -182,8 +136,7 @@ class SentencePieceTokenizer(tf.Module):
             "model": base64.b64encode(self._model).decode("ascii"),
             "lowercase": self.lowercase,
             "keep_accents": self.keep_accents,
-            **{f"{role}_token": token
-               for role, token in self.special_tokens.items()},
+            **self._special_token_arguments(),
         }
 
     @classmethod
@@ -207,21 +160,10 @@ class SentencePieceTokenizer(tf.Module):
             raise FileNotFoundError(
                 f"no SentencePiece model in {directory}: expected "
                 "spiece.model")
-        settings = {}
-        config_path = directory / "tokenizer_config.json"
-        if config_path.is_file():
-            with open(config_path, encoding="utf-8") as f:
-                config = json.load(f)
-            for key, arg in (("do_lower_case", "lowercase"),
-                             ("keep_accents", "keep_accents")):
-                if key in config:
-                    settings[arg] = config[key]
-            for role in ("cls", "sep", "pad", "unk", "mask"):
-                token = config.get(f"{role}_token")
-                if isinstance(token, dict):  # an AddedToken
-                    token = token.get("content")
-                if token:
-                    settings[f"{role}_token"] = token
+        settings = read_tokenizer_config(
+            directory, {"do_lower_case": "lowercase",
+                        "keep_accents": "keep_accents"},
+            roles=("cls", "sep", "pad", "unk", "mask"))
         settings.update(kwargs)
         return cls(model_path.read_bytes(), **settings)
 

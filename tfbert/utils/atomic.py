@@ -76,6 +76,13 @@ def write_json_atomic(path, obj):
         f.write(text)
 
 
+def check_writable(directory):
+    """Raises FileExistsError if `directory` exists and is not empty: a new
+    tree may be published there, nothing already written is replaced."""
+    if os.path.exists(directory) and os.listdir(directory):
+        raise FileExistsError(f"{directory} exists and is not empty")
+
+
 @contextlib.contextmanager
 def staging_directory(parent, prefix=".tmp-"):
     """Yields a new directory inside `parent` to write a whole tree into
