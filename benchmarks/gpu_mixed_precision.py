@@ -8,7 +8,7 @@ and models) is written in `keras.ops` only, so this script loads those
 modules without the package's TensorFlow-bound parts (tokenizer, CRF) and
 runs them on Keras's JAX backend, where `jit_compile=True` is XLA. For each
 model shape and dtype policy it reports forward and training throughput
-(batch 32 x 128), whether outputs and losses are finite, and the max abs
+(batch 32 x 128 unless --batch_size/--seq_length), whether outputs and losses are finite, and the max abs
 difference of `sequence_output` from float32 on the same weights.
 """
 
@@ -22,7 +22,8 @@ import numpy as np
 from absl import app, flags
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-# "tiny" is a CPU smoke run of the script itself: --shapes=tiny --steps=2.
+# "tiny" is a CPU smoke run of the script itself:
+# --shapes=tiny --steps=2 --batch_size=4 --seq_length=16.
 SHAPES = {"tiny": dict(hidden_size=32, num_layers=2, num_heads=2,
                        intermediate_size=64),
           "minilm-l6-h384": dict(hidden_size=384, num_layers=6, num_heads=12,
@@ -37,6 +38,8 @@ def define_flags():
                          "eager runs time a tenth of them, at least 2).")
     flags.DEFINE_list("shapes", ["minilm-l6-h384", "bert-base"],
                       f"Model shapes to run, of {', '.join(SHAPES)}.")
+    flags.DEFINE_integer("batch_size", 32, "Sequences per step.")
+    flags.DEFINE_integer("seq_length", 128, "Tokens per sequence.")
     flags.DEFINE_string("out", None,
                         "Directory for gpu_mixed_precision.json (optional).")
 
@@ -77,7 +80,7 @@ def main(argv):
     import keras
 
     BertConfig, BertEncoder, BertClassifier = _import_numeric_model()
-    batch, seq = 32, 128
+    batch, seq = FLAGS.batch_size, FLAGS.seq_length
     steps = FLAGS.steps
     rng = np.random.default_rng(0)
     results = []
