@@ -211,7 +211,7 @@ class ByteBpeTokenizer(tf.Module):
           int32 `tf.RaggedTensor` `[batch, (tokens)]` (`[tokens]` for a
           scalar).
         """
-        texts, scalar = _as_batch(texts)
+        texts, scalar = as_text_batch(texts)
         pieces = self._tokenize(texts, self.add_prefix_space)
         return pieces[0] if scalar else pieces
 
@@ -253,10 +253,35 @@ class ByteBpeTokenizer(tf.Module):
           (ids, starts, ends): int32 ids and int64 byte offsets, each a
           `tf.RaggedTensor` `[batch, (tokens)]` (`[tokens]` for a scalar).
         """
-        texts, scalar = _as_batch(texts)
+        texts, scalar = as_text_batch(texts)
         outputs = self._tokenize(texts, self.add_prefix_space,
                                  with_offsets=True)
         return tuple(x[0] for x in outputs) if scalar else outputs
+
+    @_no_autograph
+    def split_words_with_offsets(self, texts):
+        """The words HF's pre-tokenizer sees (its `word_ids()`): the GPT-2
+        pre-tokens, each without the space it carries (as HF's trimmed
+        offsets), whitespace-only pre-tokens left out.
+
+        Args:
+          texts: tf.string `[batch]` (or a python list / numpy array of str).
+
+        Returns:
+          `(words, starts, ends)`, ragged `[batch, (words)]`: the words as
+          tf.string and their int64 byte spans in the original strings.
+        """
+        texts, _ = as_text_batch(texts)
+        words, starts = self._pre_tokenize(texts)
+        flat = words.flat_values
+        spaced = tf.strings.regex_full_match(flat, "(?s: .+)")
+        flat = tf.where(spaced, tf.strings.substr(flat, 1, -1), flat)
+        starts += tf.cast(spaced, tf.int64)
+        ends = starts + tf.cast(tf.strings.length(flat), tf.int64)
+        keep = words.with_flat_values(
+            ~tf.strings.regex_full_match(flat, _WHITESPACE_RUN))
+        return tuple(tf.ragged.boolean_mask(words.with_flat_values(x), keep)
+                     for x in (flat, starts, ends))
 
     def _tokenize(self, texts, add_prefix_space, with_offsets=False):
         """[batch] texts -> int32 ragged [batch, (tokens)] (and int64 byte
@@ -317,7 +342,7 @@ class ByteBpeTokenizer(tf.Module):
         """Texts `[batch]` -> pre-tokens (raw UTF-8), tf.string ragged
         `[batch, (words)]`, exactly as HF's ByteLevel pre-tokenizer splits
         (no prefix space is added here)."""
-        texts, _ = _as_batch(texts)
+        texts, _ = as_text_batch(texts)
         return self._pre_tokenize(texts)[0]
 
     def _pre_tokenize(self, texts):
@@ -525,7 +550,7 @@ def as_word_batch(words):
     return words
 
 
-def _as_batch(texts):
+def as_text_batch(texts):
     texts = tf.convert_to_tensor(texts, dtype=tf.string)
     if texts.shape.rank == 0:
         return texts[tf.newaxis], True
