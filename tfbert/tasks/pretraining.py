@@ -152,8 +152,8 @@ class PretrainingTask(runner.Task):
     def training_files(self):
         return self.train_source[2]
 
-    def build_inputs(self, tokenizer):
-        self.tokenizer = tokenizer
+    def build_inputs(self, preprocessor):
+        tokenizer = self.tokenizer = preprocessor.tokenizer
         for source in (self.train_source, self.eval_source):
             if source and source[0] == "static":
                 pretraining.check_data_vocabulary(source[2], tokenizer)

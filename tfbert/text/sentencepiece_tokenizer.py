@@ -23,10 +23,11 @@ the first character after it, as in HF. Words (`split_words_with_offsets`,
 HF's `word_ids()`) are the runs of characters between word boundaries:
 whitespace, and what nmt_nfkc turns into whitespace or deletes.
 
-The tf-text ops it emits (`SentencepieceOp`, `SentencepieceTokenizeOp`) are
-tf-text ops like the WordPiece ones, which TF Serving links with the rest of
-tf-text; `tfbert.export.serving_ops` does not list them yet. A SavedModel
-using them loads in any process that has imported `tensorflow_text`.
+The tf-text ops it emits (`SentencepieceOp`, `SentencepieceTokenizeOp`,
+`SentencepieceTokenizeWithOffsetsOp`) are tf-text ops like the WordPiece
+ones, which TF Serving links with the rest of tf-text
+(`tfbert.export.serving_ops` lists them). A SavedModel using them loads in
+any process that has imported `tensorflow_text`.
 
 Known differences from HF:
   * Literal special-token text ("[CLS]", "[SEP]", "[MASK]", "<pad>", ...)
