@@ -246,14 +246,27 @@ def _tokenize_questions(tokenizer, texts, max_query_length, chunk_size=1024):
 
 def answer_token_span(tokens, start_char, end_char):
     """Token span `[first, last]` covering context characters
-    `[start_char, end_char)`: the first token ending after `start_char` to
-    the last token starting before `end_char`; None if no token overlaps.
+    `[start_char, end_char)`; None if no token overlaps them.
+
+    As HF's run_qa: `first` is the last token that starts at or before
+    `start_char`, `last` the first token that ends at or after `end_char`;
+    they differ from the tokens merely overlapping the answer only where
+    spans overlap (a SentencePiece "▁" has the span of the character after
+    it). Where no token covers an end (the answer starts or ends in
+    whitespace), the span shrinks to the tokens inside the answer.
 
     Args:
       tokens: a tokenized context (`start_char`, `end_char` int arrays).
     """
-    first = int(np.searchsorted(tokens.end_char, start_char, side="right"))
-    last = int(np.searchsorted(tokens.start_char, end_char, side="left")) - 1
+    first = int(np.searchsorted(tokens.start_char, start_char,
+                                side="right")) - 1
+    if first < 0 or tokens.end_char[first] <= start_char:
+        first = int(np.searchsorted(tokens.end_char, start_char,
+                                    side="right"))
+    last = int(np.searchsorted(tokens.end_char, end_char, side="left"))
+    if last == len(tokens.end_char) or tokens.start_char[last] >= end_char:
+        last = int(np.searchsorted(tokens.start_char, end_char,
+                                   side="left")) - 1
     if first > last:
         return None
     return first, last
