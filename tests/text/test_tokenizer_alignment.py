@@ -14,8 +14,8 @@ from zoo_checkpoints import real_texts, sample_texts
 # Real text has none of these; they exercise ALBERT's quote pairs, NFKD and
 # deleted characters, and byte-level BPE's whitespace runs.
 HOSTILE = ["``LaTeX quotes'' and \"plain\"", "  multiple   spaces\tand\n\nnl ",
-           "ﬁ ligature Ⅻ ½ ｆｕｌｌｗｉｄｔｈ", "x\u200by zero width", "a\x01b",
-           "Ünïcödé CAFÉ naïve Ångström", "😀 emoji 日本語"]
+           "ﬁ ligature Ⅻ ½", "ｆｕｌｌｗｉｄｔｈ", "x\u200by zero width",
+           "a\x01b", "Ünïcödé CAFÉ naïve Ångström", "😀 emoji 日本語"]
 
 
 def char_spans(text, byte_starts, byte_ends):

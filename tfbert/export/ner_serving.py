@@ -24,8 +24,10 @@ split further at every punctuation character and CJK ideograph ("U.S." is
 "U", ".", "S", "."); for byte-level BPE, the GPT-2 pre-tokens ("U", ".",
 "S", "."; "it's" is "it", "'s"); for SentencePiece, whitespace-separated
 runs ("U.S." and "Germany," are one word each). Each word is then tokenized
-as `tasks.ner` tokenizes a CoNLL word (`tokenize_words`). Every word is tagged, however long the text: the words
-are cut into overlapping windows exactly as `tasks.ner` evaluates
+as `tasks.ner` tokenizes a CoNLL word (`tokenize_words`).
+
+Every word is tagged, however long the text: the words are cut into
+overlapping windows exactly as `tasks.ner` evaluates
 (`tfbert.data.ner_alignment`), and each word takes its tag from the window
 where it has the most context. Entities are grouped from the word tags with
 the conlleval rules (`tfbert.metrics.ner`).

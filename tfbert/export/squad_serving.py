@@ -123,8 +123,9 @@ class SquadServingModule(ServingModule):
     def _is_max_context(self, w, seq):
         """bool [W, seq]: position holds a context token whose max-context
         window is this one (scores x100 in integers, first window wins)."""
+        first_context = self._context_offset(w["query_length"])
         context_pos = (tf.range(seq, dtype=tf.int64)[tf.newaxis, :]
-                       - self._context_offset(w["query_length"])[:, tf.newaxis])
+                       - first_context[:, tf.newaxis])             # [W, S]
         in_context = (context_pos >= 0) & (
             context_pos < w["length"][:, tf.newaxis])
         token = context_pos + w["start"][:, tf.newaxis]
@@ -210,8 +211,8 @@ class SquadServingModule(ServingModule):
         answered = has_span
         outputs = {}
         if self.version_2_with_negative:
-            # [CLS] (<s>) scores; sliced, not indexed, as a batch of zero examples
-            # has logits of width 0.
+            # [CLS] (<s>) scores; sliced, not indexed, as a batch of zero
+            # examples has logits of width 0.
             cls_score = tf.reduce_sum(start_logits[:, :1] + end_logits[:, :1],
                                       axis=1)
             null_score = tf.math.unsorted_segment_min(

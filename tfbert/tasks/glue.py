@@ -31,7 +31,6 @@ from tfbert.data.batching import batch_examples, count_batches, pack_texts
 from tfbert.metrics import glue as glue_metrics
 from tfbert.models import BertClassifier
 from tfbert.tasks import runner
-from tfbert.text import BertPreprocessor
 
 
 def encode_labels(task, examples):
