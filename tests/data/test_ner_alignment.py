@@ -60,3 +60,34 @@ def test_overlong_word_and_empty_word(tokenizer):
                                    [[1, 2, 3, 4]], tokenizer, 16)
     assert stitch_predictions(features, features.labels) == [[1, 2, 3, 4]]
     assert max(len(ids) for ids in features.input_word_ids) <= 16
+
+
+@pytest.mark.parametrize("family", ["roberta", "albert", "bert"])
+def test_windows_match_hf_run_ner(family, zoo_checkpoints, shared_data_dir):
+    """Sentences that fit one window: the packed ids and the labels equal
+    HF run_ner's `tokenize_and_align_labels` (words pre-split, RoBERTa with
+    `add_prefix_space=True`, the label on each word's first token)."""
+    from transformers import AutoTokenizer
+
+    from tfbert.text import Preprocessor
+
+    sentences = read_conll(shared_data_dir / "conll2003" / "valid.txt")[::10]
+    labels = labels_from_sentences(sentences)
+    label_ids = [[labels.index(t) for t in s.tags] for s in sentences]
+    hf = AutoTokenizer.from_pretrained(
+        zoo_checkpoints[family],
+        **({"add_prefix_space": True} if family == "roberta" else {}))
+    encoding = hf([s.words for s in sentences], is_split_into_words=True)
+    preprocessor = Preprocessor.from_pretrained(zoo_checkpoints[family])
+    features = convert_to_features(
+        [s.words for s in sentences], label_ids, preprocessor.tokenizer, 512,
+        layout=preprocessor.layout)
+    assert len(features) == len(sentences)
+    for index, words in enumerate(label_ids):
+        word_ids = encoding.word_ids(index)
+        expected = [IGNORE_LABEL if word is None or word == previous
+                    else words[word]
+                    for previous, word in zip([None] + word_ids, word_ids)]
+        assert features.input_word_ids[index].tolist() == (
+            encoding["input_ids"][index])
+        assert features.labels[index].tolist() == expected

@@ -274,3 +274,69 @@ def test_duplicate_question_ids_name_both_places(tmp_path):
         f"{path}: article 1 paragraph 0 question 1: question id 'q1' is "
         "already used by article 0 paragraph 0 question 0; ids must be "
         "unique")
+
+
+def hf_run_qa_labels(encoding, index, answer_start, answer_end):
+    """HF run_qa's `prepare_train_features` labels of one feature: the
+    context tokens around characters [answer_start, answer_end), or the
+    first special token's position if the answer is not all inside."""
+    ids, offsets = encoding["input_ids"][index], encoding["offset_mapping"][
+        index]
+    sequence_ids = encoding.sequence_ids(index)
+    first = sequence_ids.index(1)
+    last = len(ids) - 1 - sequence_ids[::-1].index(1)
+    if not (offsets[first][0] <= answer_start
+            and offsets[last][1] >= answer_end):
+        return 0, 0
+    while first < len(offsets) and offsets[first][0] <= answer_start:
+        first += 1
+    while offsets[last][1] >= answer_end:
+        last -= 1
+    return first - 1, last + 1
+
+
+@pytest.mark.parametrize("family", ["roberta", "albert", "bert"])
+def test_features_match_hf_run_qa(family, zoo_checkpoints, shared_data_dir):
+    """Questions with a context that fits one window: the packed ids, type
+    ids, context character spans and training labels equal what HF's
+    tokenizer and run_qa give for the pair (question, context)."""
+    from transformers import AutoTokenizer
+
+    from tfbert.text import Preprocessor
+
+    examples = [e for e in squad.read_squad_examples(shared_data_dir / V2)
+                if len(e.context) < 500][::3]
+    hf = AutoTokenizer.from_pretrained(zoo_checkpoints[family])
+    encoding = hf([e.question.lstrip() for e in examples],
+                  [e.context for e in examples],
+                  return_offsets_mapping=True, return_token_type_ids=True)
+    preprocessor = Preprocessor.from_pretrained(zoo_checkpoints[family])
+    features = squad.convert_examples_to_features(
+        examples, preprocessor.tokenizer, max_seq_length=512,
+        max_query_length=128, is_training=True, layout=preprocessor.layout)
+    assert len(features) == len(examples) > 40
+    checked_answers = 0
+    for index, example in enumerate(examples):
+        ids = encoding["input_ids"][index]
+        length = int(features.input_mask[index].sum())
+        assert features.input_word_ids[index, :length].tolist() == ids
+        assert features.input_type_ids[index, :length].tolist() == (
+            encoding["token_type_ids"][index])
+        in_context = [s == 1 for s in encoding.sequence_ids(index)]
+        spans = list(zip(features.token_start_char[index, :length],
+                         features.token_end_char[index, :length]))
+        assert [span for span, inside in zip(spans, in_context)
+                if inside] == [tuple(o) for o, inside in zip(
+                    encoding["offset_mapping"][index], in_context) if inside]
+        assert all(span == (-1, -1) for span, inside in zip(spans, in_context)
+                   if not inside)
+        label = (int(features.start_positions[index]),
+                 int(features.end_positions[index]))
+        if example.answers:
+            text, start = example.answers[0]
+            assert label == hf_run_qa_labels(encoding, index, start,
+                                             start + len(text)), text
+            checked_answers += 1
+        else:
+            assert label == (0, 0)
+    assert checked_answers > 20

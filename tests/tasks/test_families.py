@@ -8,10 +8,12 @@ import pytest
 import tensorflow as tf
 
 from tests.tasks.conftest import run_task
-from tfbert.tasks import runner
+from tfbert.data.conll import read_conll
+from tfbert.data.squad import read_squad_examples
 from tfbert.tasks.glue import GlueTask
 from tfbert.tasks.ner import NerTask
 from tfbert.tasks.squad import SquadTask
+from tfbert.text import Preprocessor
 
 pytestmark = pytest.mark.slow
 
@@ -21,7 +23,6 @@ pytestmark = pytest.mark.slow
 def test_glue_trains_evaluates_and_exports(family, zoo_checkpoints, tmp_path,
                                            shared_data_dir):
     from tests.tasks.conftest import write_glue_subset
-    from tfbert.text import Preprocessor
 
     checkpoint = zoo_checkpoints[family]
     data = write_glue_subset(shared_data_dir, "mrpc", tmp_path / "data",
@@ -49,37 +50,117 @@ def test_glue_trains_evaluates_and_exports(family, zoo_checkpoints, tmp_path,
                                atol=1e-5)
 
 
-def test_squad_and_ner_on_distilbert(zoo_checkpoints, tmp_path,
-                                     shared_data_dir):
-    checkpoint = zoo_checkpoints["distilbert"]
-    squad = shared_data_dir / "squad_v1.1" / "dev-v1.1.partA.json"
-    run_task(SquadTask, [
-        f"--train_file={squad}", f"--init_checkpoint={checkpoint}",
-        f"--model_dir={tmp_path / 'squad'}", "--do_train",
-        "--max_train_examples=16", "--max_seq_length=96", "--doc_stride=32",
-        "--max_query_length=24", "--train_batch_size=8",
-        "--num_train_epochs=1"])
+def _squad_slice(source, target, paragraphs):
+    """The first article of a real SQuAD file, cut to `paragraphs`."""
+    data = json.loads(source.read_text(encoding="utf-8"))
+    article = dict(data["data"][0],
+                   paragraphs=data["data"][0]["paragraphs"][paragraphs])
+    target.write_text(json.dumps({"version": data["version"],
+                                  "data": [article]}), encoding="utf-8")
+    return target
+
+
+SERVE_SQUAD = """
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
+inputs = json.loads(open(sys.argv[2]).read())
+out = tf.saved_model.load(sys.argv[1]).signatures["serving_default"](
+    question=tf.constant(inputs["question"]),
+    context=tf.constant(inputs["context"]))
+print(json.dumps({k: v.numpy().tolist() for k, v in out.items()},
+                 default=lambda b: b.decode("utf-8")))
+"""
+
+
+@pytest.mark.parametrize("family,version", [
+    ("distilbert", "1.1"), ("roberta", "2.0"), ("albert", "1.1")])
+def test_squad_trains_predicts_and_exports(family, version, zoo_checkpoints,
+                                           tmp_path, shared_data_dir,
+                                           run_fresh_python):
+    source = shared_data_dir / (
+        "squad_v1.1/dev-v1.1.partA.json" if version == "1.1" else
+        "squad_v2.0/dev-v2.0.Computational_complexity_theory.json")
+    train = _squad_slice(source, tmp_path / "train.json", slice(0, 2))
+    dev = _squad_slice(source, tmp_path / "dev.json", slice(2, 3))
+    model_dir, export_dir = tmp_path / "model", tmp_path / "export"
+    task, _ = run_task(SquadTask, [
+        f"--version={version}", f"--train_file={train}",
+        f"--predict_file={dev}", f"--init_checkpoint={zoo_checkpoints[family]}",
+        f"--model_dir={model_dir}", f"--export_dir={export_dir}",
+        "--do_train", "--do_predict", "--max_train_examples=8",
+        "--max_seq_length=96", "--doc_stride=32", "--max_query_length=24",
+        "--train_batch_size=8", "--num_train_epochs=1",
+        "--learning_rate=1e-3"])
+    assert task.layout == Preprocessor.from_pretrained(
+        zoo_checkpoints[family]).layout
+    predictions = json.loads((model_dir / "predictions.json").read_text())
+    examples = read_squad_examples(dev)
+    assert set(predictions) == {e.qas_id for e in examples}
+
+    # The export answers the raw questions as the Python predictions do.
+    (tmp_path / "inputs.json").write_text(json.dumps(
+        {"question": [e.question for e in examples],
+         "context": [e.context for e in examples]}))
+    served = run_fresh_python(SERVE_SQUAD, export_dir / "1",
+                              tmp_path / "inputs.json")
+    assert served["answer_text"] == [predictions[e.qas_id] for e in examples]
+    assert ("no_answer_probability" in served) == (version == "2.0")
+    for example, start, end, text in zip(
+            examples, served["start_char"], served["end_char"],
+            served["answer_text"]):
+        assert example.context[start:end] == text if text else start == -1
+
+
+SERVE_NER = """
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
+out = tf.saved_model.load(sys.argv[1]).signatures["serving_default"](
+    text=tf.constant(json.loads(sys.argv[2])))
+print(json.dumps({k: v.numpy().tolist() for k, v in out.items()},
+                 default=lambda b: b.decode("utf-8")))
+"""
+
+
+@pytest.mark.parametrize("family", ["distilbert", "roberta", "albert"])
+def test_ner_trains_predicts_and_exports(family, zoo_checkpoints, tmp_path,
+                                         shared_data_dir, run_fresh_python):
     lines = (shared_data_dir / "conll2003" / "train.txt").read_text(
         encoding="utf-8").splitlines(keepends=True)
-    (tmp_path / "train.txt").write_text("".join(lines[:120]), encoding="utf-8")
-    _, prepared = run_task(NerTask, [
+    (tmp_path / "train.txt").write_text("".join(lines[:60]),
+                                        encoding="utf-8")
+    # One long sentence per line of text, cut into several windows.
+    predict = read_conll(tmp_path / "train.txt")[1:6]
+    (tmp_path / "predict.txt").write_text("".join(
+        "".join(f"{word}\n" for word in s.words) + "\n" for s in predict),
+        encoding="utf-8")
+    model_dir, export_dir = tmp_path / "model", tmp_path / "export"
+    task, prepared = run_task(NerTask, [
         f"--train_file={tmp_path / 'train.txt'}",
-        f"--eval_file={tmp_path / 'train.txt'}",
-        f"--init_checkpoint={checkpoint}", f"--model_dir={tmp_path / 'ner'}",
-        "--do_train", "--do_eval", "--max_seq_length=32",
-        "--train_batch_size=8", "--num_train_epochs=1"])
+        f"--predict_file={tmp_path / 'predict.txt'}",
+        f"--init_checkpoint={zoo_checkpoints[family]}",
+        f"--model_dir={model_dir}", f"--export_dir={export_dir}",
+        "--do_train", "--do_predict", "--max_seq_length=12",
+        "--train_batch_size=8", "--num_train_epochs=1",
+        "--learning_rate=1e-3"])
     assert "pooled_output" not in prepared.model.encoder.output
-    assert (tmp_path / "ner" / "eval_results.json").exists()
+    written = [[line.split(" ") for line in block.splitlines()]
+               for block in (model_dir / "test_predictions.txt").read_text(
+                   encoding="utf-8").strip("\n").split("\n\n")]
+    assert [[w for w, _ in s] for s in written] == [s.words for s in predict]
 
-
-def test_squad_refuses_a_bpe_checkpoint(zoo_checkpoints, tmp_path,
-                                        shared_data_dir, capsys):
-    from tests.tasks.conftest import parse_task_flags
-
-    squad = shared_data_dir / "squad_v1.1" / "dev-v1.1.partA.json"
-    task = parse_task_flags(SquadTask, [
-        f"--train_file={squad}",
-        f"--init_checkpoint={zoo_checkpoints['roberta']}",
-        f"--model_dir={tmp_path / 'm'}", "--do_train"])
-    assert runner.run(task) == 2
-    assert "WordPiece" in capsys.readouterr().err
+    # The export tags the raw text's words as tasks.ner tags these words:
+    # texts whose words the tokenizer's pre-tokenizer splits the same way.
+    words = task.preprocessor.tokenizer.split_words_with_offsets(
+        [" ".join(s.words) for s in predict])[0].to_list()
+    same = [i for i, s in enumerate(predict)
+            if [w.decode() for w in words[i]] == s.words]
+    assert same
+    served = run_fresh_python(SERVE_NER, export_dir / "1", json.dumps(
+        [" ".join(predict[i].words) for i in same]))
+    for row, i in enumerate(same):
+        assert served["word_texts"][row][:len(predict[i].words)] == (
+            predict[i].words)
+        assert served["word_labels"][row][:len(predict[i].words)] == [
+            tag for _, tag in written[i]]

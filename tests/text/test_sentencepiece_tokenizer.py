@@ -18,8 +18,8 @@ from tfbert.export.serving_ops import saved_model_ops, unservable_ops
 from tfbert.text import SentencePieceTokenizer
 from zoo_checkpoints import pieces_per_word, real_texts, sample_texts
 
-# tf-text's SentencePiece ops: linked by TF Serving with the rest of
-# tf-text, but not (yet) listed by tfbert.export.serving_ops.
+# tf-text's SentencePiece ops, linked by TF Serving with the rest of
+# tf-text.
 SENTENCEPIECE_OPS = {"SentencepieceOp", "SentencepieceTokenizeOp"}
 
 HOSTILE = [

@@ -1,12 +1,18 @@
-"""Words to WordPiece windows for token classification, and back.
+"""Words to subword windows for token classification, and back.
 
-Each word is split into WordPieces; its FIRST piece carries the word's label
-and the other pieces get `IGNORE_LABEL` (-100), which the loss and the
-metrics skip. A word that normalises to no pieces at all (e.g. only control
-characters) is fed as one [UNK], so every word has a first piece.
+Each word is split into pieces by the family's tokenizer (`tokenize_words`:
+WordPiece, byte-level BPE with a space before every word, or SentencePiece,
+as HF's `is_split_into_words=True`, which HF's run_ner uses with
+`add_prefix_space=True` for RoBERTa); its FIRST piece carries the word's
+label and the other pieces get `IGNORE_LABEL` (-100), which the loss and the
+metrics skip, as run_ner does by default. A word that normalises to no
+pieces at all (e.g. only control characters) is fed as one unknown token,
+so every word has a first piece.
 
-A sentence longer than `max_seq_length - 2` pieces is cut into overlapping
-windows of whole words, each packed as `[CLS] pieces [SEP]`. Consecutive
+A sentence longer than a window (`max_seq_length` minus the layout's special
+tokens) is cut into overlapping windows of whole words, each packed as the
+family packs one segment (its `PackingLayout`: `[CLS] pieces [SEP]`,
+RoBERTa's `<s> pieces </s>`). Consecutive
 windows start `window_stride` pieces apart (rounded to a word start), so they
 overlap and every word is inside at least one window. A single word longer
 than a whole window keeps only its first pieces (its label is on the first).
@@ -20,8 +26,10 @@ import dataclasses
 import numpy as np
 import tensorflow as tf
 
-# Label id of positions the loss and the metrics skip (non-first WordPieces,
-# [CLS], [SEP], padding), as in HF transformers.
+from tfbert.text.packing_layout import BERT_LAYOUT
+
+# Label id of positions the loss and the metrics skip (non-first pieces,
+# special tokens, padding), as in HF transformers.
 IGNORE_LABEL = -100
 
 
@@ -30,7 +38,8 @@ class NerFeatures:
     """Packed windows (unpadded: one int32 array per window).
 
     Attributes:
-      input_word_ids: per window, `[CLS] pieces [SEP]` ids, int32 [length].
+      input_word_ids: per window, the packed ids (`[CLS] pieces [SEP]`),
+        int32 [length].
       labels: per window, int32 [length]: the word's label id on each word's
         first piece, IGNORE_LABEL elsewhere (and everywhere when unlabeled).
       word_index: per window, int32 [length]: the index in its sentence of
@@ -73,7 +82,8 @@ def plan_windows(piece_counts, max_pieces, window_stride):
 
     Args:
       piece_counts: pieces per word (each >= 1).
-      max_pieces: pieces a window may hold (max_seq_length - 2).
+      max_pieces: pieces a window may hold (max_seq_length minus the
+        special tokens).
       window_stride: pieces between the starts of consecutive windows.
 
     Returns:
@@ -101,24 +111,29 @@ def plan_windows(piece_counts, max_pieces, window_stride):
 
 def convert_to_features(sentences_words, sentences_label_ids, tokenizer,
                         max_seq_length, window_stride=None,
-                        chunk_size=2048):
+                        chunk_size=2048, layout=BERT_LAYOUT):
     """Tokenizes words and packs them into labelled windows.
 
     Args:
       sentences_words: list of sentences, each a list of str words.
       sentences_label_ids: matching lists of int label ids, or None
         (unlabeled: every label is IGNORE_LABEL).
-      tokenizer: a `tfbert.text.BertTokenizer`.
-      max_seq_length: longest window, [CLS] and [SEP] included (>= 3).
+      tokenizer: the family's tokenizer (`BertTokenizer`,
+        `ByteBpeTokenizer` or `SentencePieceTokenizer`).
+      max_seq_length: longest window, special tokens included (room for at
+        least one piece).
       window_stride: pieces between window starts; default half a window.
       chunk_size: sentences tokenized per `tokenize_words` call.
+      layout: the family's `PackingLayout` (`preprocessor.layout`).
 
     Returns:
       `NerFeatures`.
     """
-    if max_seq_length < 3:
-        raise ValueError(f"max_seq_length must be >= 3, got {max_seq_length}")
-    max_pieces = max_seq_length - 2
+    max_pieces = max_seq_length - layout.num_special_tokens(1)
+    if max_pieces < 1:
+        raise ValueError(f"max_seq_length must be >= "
+                         f"{layout.num_special_tokens(1) + 1}, got "
+                         f"{max_seq_length}")
     window_stride = window_stride or max(1, max_pieces // 2)
     if not 1 <= window_stride <= max_pieces:
         raise ValueError(f"window_stride must be in [1, {max_pieces}], got "
@@ -138,6 +153,8 @@ def convert_to_features(sentences_words, sentences_label_ids, tokenizer,
         pieces.extend(word_pieces[a:b] for a, b in zip(sentence_splits[:-1],
                                                        sentence_splits[1:]))
 
+    start_ids = layout.token_ids(tokenizer, "start")
+    end_ids = layout.token_ids(tokenizer, "end")
     features = NerFeatures([], [], [], [], [], np.array(
         [len(s) for s in sentences_words], np.int64))
     for index, word_pieces in enumerate(pieces):
@@ -147,20 +164,22 @@ def convert_to_features(sentences_words, sentences_label_ids, tokenizer,
         windows = plan_windows([len(p) for p in word_pieces], max_pieces,
                                window_stride)
         for first, end in windows:
-            ids, labels, word_index, context = (
-                [tokenizer.cls_id], [IGNORE_LABEL], [-1], [-1])
+            ids = list(start_ids)
+            labels, word_index, context = ([IGNORE_LABEL] * len(ids),
+                                           [-1] * len(ids), [-1] * len(ids))
             for w in range(first, end):
-                piece_ids = list(word_pieces[w][:max_pieces - len(ids) + 1])
+                piece_ids = list(word_pieces[w][
+                    :max_pieces - len(ids) + len(start_ids)])
                 ids.extend(piece_ids)
                 labels.extend([label_ids[w]]
                               + [IGNORE_LABEL] * (len(piece_ids) - 1))
                 word_index.extend([w] + [-1] * (len(piece_ids) - 1))
                 context.extend([min(w - first, end - 1 - w)]
                                + [-1] * (len(piece_ids) - 1))
-            ids.append(tokenizer.sep_id)
+            ids.extend(end_ids)
             for values, extra in ((labels, IGNORE_LABEL), (word_index, -1),
                                   (context, -1)):
-                values.append(extra)
+                values.extend([extra] * len(end_ids))
             features.input_word_ids.append(np.array(ids, np.int32))
             features.labels.append(np.array(labels, np.int32))
             features.word_index.append(np.array(word_index, np.int32))

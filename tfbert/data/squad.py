@@ -1,16 +1,21 @@
 """SQuAD v1.1 / v2.0: reading the JSON and converting it to model features.
 
 A context longer than one input is split into windows ("doc stride"): each
-feature is `[CLS] question [SEP] window-of-context [SEP]`, and consecutive
-windows overlap. A context token can therefore appear in several features;
+feature is the question and a window of the context packed as the model
+family packs a pair (its `PackingLayout`: `[CLS] question [SEP] window [SEP]`
+for BERT and ALBERT, `<s> question </s></s> window </s>` for RoBERTa), and
+consecutive windows overlap. A context token can therefore appear in several features;
 its *max-context* feature is the one where it has the most context on both
 sides (`min(left, right) + 0.01 * window_length`, first window on ties, as in
 the original BERT), and only spans starting there are predicted.
 
-Character alignment comes from `BertTokenizer.tokenize_with_offsets`, whose
-byte offsets into the UTF-8 context are converted to Python (code point)
-offsets; answer text is always cut from the original context string, so
-accents, extra whitespace and CJK survive exactly.
+Character alignment comes from the tokenizer's `tokenize_with_offsets`
+(WordPiece, byte-level BPE or SentencePiece; HF's `offset_mapping`, as HF's
+run_qa uses), whose byte offsets into the UTF-8 context are converted to
+Python (code point) offsets; answer text is always cut from the original
+context string, so accents, extra whitespace and CJK survive exactly.
+Questions lose their leading whitespace first, as in HF's run_qa (it would
+change byte-level BPE tokens).
 """
 
 import dataclasses
@@ -19,6 +24,8 @@ import os
 
 import numpy as np
 import tensorflow as tf
+
+from tfbert.text.packing_layout import BERT_LAYOUT
 
 
 @dataclasses.dataclass
@@ -48,8 +55,9 @@ class SquadFeatures:
     Attributes:
       input_word_ids, input_mask, input_type_ids: int32 [N, T].
       start_positions, end_positions: int32 [N], the training labels: the
-        first answer's first/last token, or 0 ([CLS]) when it is not inside
-        the window or the question is unanswerable.
+        first answer's first/last token, or 0 (the first special token,
+        [CLS] or <s>) when it is not inside the window or the question is
+        unanswerable.
       example_index: int32 [N], index of the feature's example.
       token_start_char, token_end_char: int32 [N, T], the context characters
         `[start, end)` behind each input position; -1 for positions outside
@@ -228,6 +236,7 @@ def _tokenize_contexts(tokenizer, texts, chunk_size=256):
 
 def _tokenize_questions(tokenizer, texts, max_query_length, chunk_size=1024):
     ids = []
+    texts = [text.lstrip() for text in texts]
     for i in range(0, len(texts), chunk_size):
         ragged = tokenizer.tokenize(tf.constant(texts[i:i + chunk_size]))
         ids.extend(np.asarray(row[:max_query_length], np.int32)
@@ -237,14 +246,27 @@ def _tokenize_questions(tokenizer, texts, max_query_length, chunk_size=1024):
 
 def answer_token_span(tokens, start_char, end_char):
     """Token span `[first, last]` covering context characters
-    `[start_char, end_char)`: the first token ending after `start_char` to
-    the last token starting before `end_char`; None if no token overlaps.
+    `[start_char, end_char)`; None if no token overlaps them.
+
+    As HF's run_qa: `first` is the last token that starts at or before
+    `start_char`, `last` the first token that ends at or after `end_char`;
+    they differ from the tokens merely overlapping the answer only where
+    spans overlap (a SentencePiece "▁" has the span of the character after
+    it). Where no token covers an end (the answer starts or ends in
+    whitespace), the span shrinks to the tokens inside the answer.
 
     Args:
       tokens: a tokenized context (`start_char`, `end_char` int arrays).
     """
-    first = int(np.searchsorted(tokens.end_char, start_char, side="right"))
-    last = int(np.searchsorted(tokens.start_char, end_char, side="left")) - 1
+    first = int(np.searchsorted(tokens.start_char, start_char,
+                                side="right")) - 1
+    if first < 0 or tokens.end_char[first] <= start_char:
+        first = int(np.searchsorted(tokens.end_char, start_char,
+                                    side="right"))
+    last = int(np.searchsorted(tokens.end_char, end_char, side="left"))
+    if last == len(tokens.end_char) or tokens.start_char[last] >= end_char:
+        last = int(np.searchsorted(tokens.start_char, end_char,
+                                   side="left")) - 1
     if first > last:
         return None
     return first, last
@@ -297,18 +319,20 @@ def max_context_windows(num_tokens, windows):
 
 def convert_examples_to_features(examples, tokenizer, max_seq_length=384,
                                  doc_stride=128, max_query_length=64,
-                                 is_training=False):
+                                 is_training=False, layout=BERT_LAYOUT):
     """Tokenizes and windows examples into `SquadFeatures`.
 
     Args:
       examples: list of `SquadExample`.
-      tokenizer: a `tfbert.text.BertTokenizer`.
+      tokenizer: the family's tokenizer (`BertTokenizer`, `ByteBpeTokenizer`
+        or `SentencePieceTokenizer`).
       max_seq_length: tokens per feature, special tokens included.
       doc_stride: tokens between window starts.
       max_query_length: questions are truncated to this many tokens.
       is_training: compute labels from each example's first answer. An
         answerable example without answers is then an error, and one whose
         answer covers no token (only whitespace) is skipped.
+      layout: the family's `PackingLayout` (`preprocessor.layout`).
 
     Returns:
       `SquadFeatures`, features in example order.
@@ -322,14 +346,16 @@ def convert_examples_to_features(examples, tokenizer, max_seq_length=384,
     if max_query_length < 1:
         raise ValueError(
             f"max_query_length must be > 0, got {max_query_length}")
-    if max_seq_length < max_query_length + 4:
+    num_special = layout.num_special_tokens(2)
+    if max_seq_length <= max_query_length + num_special:
         raise ValueError(
             f"max_seq_length ({max_seq_length}) must exceed max_query_length "
-            f"({max_query_length}) + 3 special tokens")
+            f"({max_query_length}) + {num_special} special tokens")
     contexts = _tokenize_contexts(tokenizer, [e.context for e in examples])
     questions = _tokenize_questions(tokenizer, [e.question for e in examples],
                                     max_query_length)
-    cls_id, sep_id = tokenizer.cls_id, tokenizer.sep_id
+    start_ids, middle_ids, end_ids = (layout.token_ids(tokenizer, part)
+                                      for part in ("start", "middle", "end"))
 
     rows = {name: [] for name in (
         "input_word_ids", "input_type_ids", "token_start_char",
@@ -346,15 +372,15 @@ def convert_examples_to_features(examples, tokenizer, max_seq_length=384,
             answer = answer_token_span(doc, start_char, start_char + len(text))
             if answer is None:
                 continue
-        max_tokens = max_seq_length - len(query) - 3
+        max_tokens = max_seq_length - len(query) - num_special
         windows = doc_windows(len(doc.ids), max_tokens, doc_stride)
         best_window = max_context_windows(len(doc.ids), windows)
-        offset = len(query) + 2
+        offset = len(start_ids) + len(query) + len(middle_ids)
         for w, (start, length) in enumerate(windows):
-            ids = np.concatenate([[cls_id], query, [sep_id],
-                                  doc.ids[start:start + length], [sep_id]])
+            ids = np.concatenate([start_ids, query, middle_ids,
+                                  doc.ids[start:start + length], end_ids])
             type_ids = np.zeros(len(ids), np.int32)
-            type_ids[offset:] = 1
+            type_ids[offset:] = layout.second_type_id
             start_char = np.full(len(ids), -1, np.int32)
             end_char = np.full(len(ids), -1, np.int32)
             start_char[offset:offset + length] = doc.start_char[start:start + length]

@@ -18,11 +18,16 @@
 W and E are the largest counts in the batch. Character offsets count Unicode
 code points, so in Python `text[start:end]` is the entity.
 
-Words are the tokenizer's pre-tokenizer words
-(`BertTokenizer.split_words_with_offsets`): runs of non-space characters
+Words are the tokenizer's pre-tokenizer words, HF's `word_ids()`
+(`split_words_with_offsets`): for WordPiece, runs of non-space characters
 split further at every punctuation character and CJK ideograph ("U.S." is
-"U", ".", "S", "."). Every word is tagged, however long the text: the words
-are cut into overlapping windows exactly as `tasks.ner` evaluates
+"U", ".", "S", "."); for byte-level BPE, the GPT-2 pre-tokens ("U", ".",
+"S", "."; "it's" is "it", "'s"); for SentencePiece, whitespace-separated
+runs ("U.S." and "Germany," are one word each). Each word is then tokenized
+as `tasks.ner` tokenizes a CoNLL word (`tokenize_words`).
+
+Every word is tagged, however long the text: the words are cut into
+overlapping windows exactly as `tasks.ner` evaluates
 (`tfbert.data.ner_alignment`), and each word takes its tag from the window
 where it has the most context. Entities are grouped from the word tags with
 the conlleval rules (`tfbert.metrics.ner`).
@@ -35,6 +40,7 @@ inputs and returns `logits`, float32 [batch, max_seq_length, num_labels]
 import tensorflow as tf
 
 from tfbert.export.serving_module import ServingModule
+from tfbert.text.packing_layout import BERT_LAYOUT
 
 
 class NerServingModule(ServingModule):
@@ -42,21 +48,25 @@ class NerServingModule(ServingModule):
 
     Args:
       model: a `BertTokenClassifier` (softmax or CRF).
-      tokenizer: the checkpoint's `BertTokenizer`.
+      tokenizer: the checkpoint's tokenizer (any family's).
       labels: IOB2 tag names in id order.
-      max_seq_length: longest packed window, [CLS] and [SEP] included.
-      window_stride: WordPieces between window starts; default half a
-        window (as `tfbert.data.ner_alignment.convert_to_features`).
+      max_seq_length: longest packed window, special tokens included.
+      window_stride: pieces between window starts; default half a window
+        (as `tfbert.data.ner_alignment.convert_to_features`).
+      layout: the family's `PackingLayout` (`preprocessor.layout`).
     """
 
     def __init__(self, model, tokenizer, labels, max_seq_length,
-                 window_stride=None):
+                 window_stride=None, layout=BERT_LAYOUT):
         super().__init__(model, tokenizer, max_seq_length, ("text",),
                          name="ner")
-        if self.max_seq_length < 3:
+        self.layout = layout
+        self._max_pieces = (self.max_seq_length
+                            - layout.num_special_tokens(1))
+        if self._max_pieces < 1:
             raise ValueError(
-                f"max_seq_length must be >= 3, got {max_seq_length}")
-        self._max_pieces = self.max_seq_length - 2
+                f"max_seq_length must be >= "
+                f"{layout.num_special_tokens(1) + 1}, got {max_seq_length}")
         self._window_stride = window_stride or max(1, self._max_pieces // 2)
         if not 1 <= self._window_stride <= self._max_pieces:
             raise ValueError(f"window_stride must be in [1, "
@@ -144,8 +154,9 @@ class NerServingModule(ServingModule):
         def piece_start(text, word):
             return tf.gather_nd(padded_starts, tf.stack([text, word], axis=1))
 
-        # Window ids: [CLS] pieces [SEP], cut to max_pieces (a single word
-        # longer than a window keeps its first pieces).
+        # Window ids: the layout's start, pieces, end ([CLS] pieces [SEP]),
+        # cut to max_pieces (a single word longer than a window keeps its
+        # first pieces).
         pieces = piece_ids.merge_dims(1, 2)
         begin = piece_start(text, first)
         stop = tf.minimum(piece_start(text, end), begin + self._max_pieces)
@@ -153,9 +164,13 @@ class NerServingModule(ServingModule):
             pieces.flat_values,
             tf.ragged.range(begin, stop)
             + tf.gather(pieces.row_starts(), text)[:, None])
-        cls = tf.fill([num_windows, 1], self.tokenizer.cls_id)
-        sep = tf.fill([num_windows, 1], self.tokenizer.sep_id)
-        ids = tf.concat([cls, window_pieces, sep], axis=1)
+
+        def special(part):
+            ids = self.layout.token_ids(self.tokenizer, part)
+            return tf.tile(tf.constant([ids], tf.int32), [num_windows, 1])
+
+        ids = tf.concat([special("start"), window_pieces, special("end")],
+                        axis=1)
         features = {"input_word_ids": ids.to_tensor(self.tokenizer.pad_id),
                     "input_mask": tf.ones_like(ids).to_tensor(0)}
         features["input_type_ids"] = tf.zeros_like(features["input_mask"])
@@ -166,7 +181,8 @@ class NerServingModule(ServingModule):
         window = window_words.value_rowids()
         word = window_words.flat_values
         word_text = tf.gather(text, window)
-        position = 1 + piece_start(word_text, word) - tf.gather(begin, window)
+        position = (len(self.layout.start) + piece_start(word_text, word)
+                    - tf.gather(begin, window))
         context = tf.minimum(word - tf.gather(first, window),
                              tf.gather(end, window) - 1 - word)
         at_word = tf.stack([window, position], axis=1)
@@ -199,8 +215,8 @@ class NerServingModule(ServingModule):
     def text_outputs(self, text):
         words, byte_starts, byte_ends = (
             self.tokenizer.split_words_with_offsets(text))
-        # A word that normalises to nothing is fed as one [UNK], as in
-        # training.
+        # A word that normalises to nothing is fed as one unknown token, as
+        # in training.
         pieces = _unk_if_empty(self.tokenizer.tokenize_words(words).values,
                                self.tokenizer.unk_id)
         piece_ids = words.with_flat_values(pieces)

@@ -37,7 +37,7 @@ class ServingModule(tf.Module):
     Args:
       model: the trained Keras model (compiled or not; its optimizer is not
         exported).
-      tokenizer: the `BertTokenizer` the model was trained with.
+      tokenizer: the tokenizer the model was trained with (any family's).
       max_seq_length: the fixed length of `serve_token_ids` inputs.
       text_inputs: names of the raw-text inputs, in call order.
       name: module name.
@@ -113,7 +113,8 @@ class ServingModule(tf.Module):
         signature, for TF Serving's warmup file."""
         ids = np.zeros([1, self.max_seq_length], np.int32)
         ids[0, :2] = [self.tokenizer.cls_id, self.tokenizer.sep_id]
-        mask = (ids != 0).astype(np.int32)
+        mask = np.zeros_like(ids)
+        mask[0, :2] = 1
         inputs = {TOKEN_IDS_SIGNATURE: dict(zip(
             INPUT_NAMES, (ids, mask, np.zeros_like(ids))))}
         if not token_ids_only:

@@ -22,8 +22,10 @@ TF_TEXT_OPS_SINCE_2_10 = frozenset({
     "FastWordpieceDetokenize",
     "ViterbiConstrainedSequence",
     # ALBERT's SentencePiece (tf-text's own kernels since it replaced
-    # tf_sentencepiece, long before 2.10).
+    # tf_sentencepiece, long before 2.10; the offsets op is registered by
+    # the same kernel file).
     "SentencepieceOp", "SentencepieceTokenizeOp",
+    "SentencepieceTokenizeWithOffsetsOp",
 })
 
 

@@ -10,6 +10,10 @@ rules, same max-context windows), so both give the same answers.
 import tensorflow as tf
 
 from tfbert.export.serving_module import ServingModule
+from tfbert.text.packing_layout import BERT_LAYOUT
+
+# What Python's str.lstrip() removes (HF's run_qa strips questions so).
+_LEADING_SPACE = r"^[\t-\r\x{1C}-\x{20}\x{85}\p{Z}]+"
 
 
 class SquadServingModule(ServingModule):
@@ -30,23 +34,28 @@ class SquadServingModule(ServingModule):
 
     Args:
       model: a `BertSpanLabeler`.
-      tokenizer: the `BertTokenizer` it was trained with.
+      tokenizer: the tokenizer it was trained with (any family's).
       max_seq_length, doc_stride, max_query_length, max_answer_length: as in
         training / prediction.
       version_2_with_negative: a SQuAD v2.0 model (can answer "no answer").
       null_score_diff_threshold: answer "" when null score minus best span
         score exceeds this (v2.0 only).
+      layout: the family's `PackingLayout` (`preprocessor.layout`).
     """
 
     def __init__(self, model, tokenizer, max_seq_length=384, doc_stride=128,
                  max_query_length=64, max_answer_length=30,
-                 version_2_with_negative=False, null_score_diff_threshold=0.0):
-        if max_seq_length < max_query_length + 4:
+                 version_2_with_negative=False, null_score_diff_threshold=0.0,
+                 layout=BERT_LAYOUT):
+        self._num_special = layout.num_special_tokens(2)
+        if max_seq_length <= max_query_length + self._num_special:
             raise ValueError(
                 f"max_seq_length ({max_seq_length}) must exceed "
-                f"max_query_length ({max_query_length}) + 3 special tokens")
+                f"max_query_length ({max_query_length}) + "
+                f"{self._num_special} special tokens")
         super().__init__(model, tokenizer, max_seq_length,
                          ("question", "context"))
+        self.layout = layout
         self.doc_stride = doc_stride
         self.max_query_length = max_query_length
         self.max_answer_length = max_answer_length
@@ -61,12 +70,13 @@ class SquadServingModule(ServingModule):
         and `length` int64 [W] (context tokens covered), `query_length`
         int64 [W], plus the context tokens' byte offsets (ragged [B, (c)]).
         """
+        question = tf.strings.regex_replace(question, _LEADING_SPACE, "")
         query = self.tokenizer.tokenize(question)[:, :self.max_query_length]
         doc, byte_starts, byte_ends = self.tokenizer.tokenize_with_offsets(
             context)
         query_len = query.row_lengths()
         doc_len = doc.row_lengths()
-        max_tokens = self.max_seq_length - query_len - 3
+        max_tokens = self.max_seq_length - query_len - self._num_special
         stride = tf.minimum(max_tokens, self.doc_stride)
         extra = tf.maximum(doc_len - max_tokens, 0)
         num_windows = 1 + (extra + stride - 1) // stride
@@ -83,13 +93,17 @@ class SquadServingModule(ServingModule):
             positions + tf.gather(doc.row_starts(), example)[:, tf.newaxis])
         window_query = tf.gather(query, example)
         num = tf.size(example)
-        cls = tf.fill([num, 1], self.tokenizer.cls_id)
-        sep = tf.fill([num, 1], self.tokenizer.sep_id)
-        ids = tf.concat([cls, window_query, sep, doc_tokens, sep], axis=1)
-        first_segment = tf.gather(query_len, example) + 2
-        type_ids = tf.cast(
+
+        def special(part):
+            ids = self.layout.token_ids(self.tokenizer, part)
+            return tf.tile(tf.constant([ids], tf.int32), [num, 1])
+
+        ids = tf.concat([special("start"), window_query, special("middle"),
+                         doc_tokens, special("end")], axis=1)
+        second_segment = self._context_offset(tf.gather(query_len, example))
+        type_ids = self.layout.second_type_id * tf.cast(
             tf.ragged.range(tf.cast(ids.row_lengths(), tf.int64))
-            >= first_segment[:, tf.newaxis], tf.int32)
+            >= second_segment[:, tf.newaxis], tf.int32)
         features = {
             "input_word_ids": ids.to_tensor(self.tokenizer.pad_id),
             "input_mask": tf.ones_like(ids).to_tensor(0),
@@ -101,11 +115,17 @@ class SquadServingModule(ServingModule):
                 "num_windows": num_windows, "byte_starts": byte_starts,
                 "byte_ends": byte_ends}
 
+    def _context_offset(self, query_length):
+        """Input position of the first context token, int64 like
+        `query_length`."""
+        return query_length + len(self.layout.start) + len(self.layout.middle)
+
     def _is_max_context(self, w, seq):
         """bool [W, seq]: position holds a context token whose max-context
         window is this one (scores x100 in integers, first window wins)."""
+        first_context = self._context_offset(w["query_length"])
         context_pos = (tf.range(seq, dtype=tf.int64)[tf.newaxis, :]
-                       - (w["query_length"] + 2)[:, tf.newaxis])     # [W, S]
+                       - first_context[:, tf.newaxis])             # [W, S]
         in_context = (context_pos >= 0) & (
             context_pos < w["length"][:, tf.newaxis])
         token = context_pos + w["start"][:, tf.newaxis]
@@ -166,8 +186,8 @@ class SquadServingModule(ServingModule):
         last = first + tf.cast(arg % self.max_answer_length, tf.int64)
 
         # Input positions -> context token indices -> byte offsets.
-        base = (tf.gather(w["start"], best_window)
-                - tf.gather(w["query_length"], best_window) - 2)
+        base = (tf.gather(w["start"], best_window) - self._context_offset(
+            tf.gather(w["query_length"], best_window)))
         row_start = w["byte_starts"].row_starts()
 
         def byte_offset(offsets, token):
@@ -191,8 +211,8 @@ class SquadServingModule(ServingModule):
         answered = has_span
         outputs = {}
         if self.version_2_with_negative:
-            # [CLS] scores; sliced, not indexed, as a batch of zero examples
-            # has logits of width 0.
+            # [CLS] (<s>) scores; sliced, not indexed, as a batch of zero
+            # examples has logits of width 0.
             cls_score = tf.reduce_sum(start_logits[:, :1] + end_logits[:, :1],
                                       axis=1)
             null_score = tf.math.unsorted_segment_min(

@@ -24,14 +24,12 @@ import os
 import keras
 import numpy as np
 import tensorflow as tf
-from absl import flags
 
 from tfbert.data import glue as glue_data
 from tfbert.data.batching import batch_examples, count_batches, pack_texts
 from tfbert.metrics import glue as glue_metrics
 from tfbert.models import BertClassifier
 from tfbert.tasks import runner
-from tfbert.text import BertPreprocessor, Preprocessor
 
 
 def encode_labels(task, examples):
@@ -181,16 +179,11 @@ class GlueTask(runner.Task):
     def training_files(self):
         return [glue_data.split_path(self.flags.data_dir, self.task, "train")]
 
-    def build_inputs(self, tokenizer):
+    def build_inputs(self, preprocessor):
         f = self.flags
         # The checkpoint family's packing ([CLS] A [SEP] B [SEP], RoBERTa's
         # <s> A </s></s> B </s>, ...); a --vocab_file is WordPiece.
-        self.preprocessor = (
-            BertPreprocessor(tokenizer, seq_length=f.max_seq_length,
-                             pad_to_seq_length=False) if f.vocab_file
-            else Preprocessor.from_pretrained(
-                f.init_checkpoint, seq_length=f.max_seq_length,
-                pad_to_seq_length=False))
+        self.preprocessor = preprocessor
 
         def dataset(examples, batch_size, training=False):
             return build_dataset(examples, self.task, self.preprocessor,

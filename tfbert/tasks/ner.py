@@ -18,7 +18,6 @@ import os
 
 import numpy as np
 import tensorflow as tf
-from absl import flags
 
 from tfbert.data.conll import (check_tags, labels_from_sentences,
                                parse_labels, read_conll)
@@ -29,16 +28,19 @@ from tfbert.metrics.ner import ner_metrics
 from tfbert.models import BertTokenClassifier, Encoder
 from tfbert.models.bert_token_classifier import token_classification_loss
 from tfbert.tasks import runner
+from tfbert.text.packing_layout import BERT_LAYOUT
 
 
 def build_features(sentences, labels, tokenizer, max_seq_length,
-                   window_stride=None):
-    """`NerFeatures` for sentences (label ids from their tags, if any)."""
+                   window_stride=None, layout=BERT_LAYOUT):
+    """`NerFeatures` for sentences (label ids from their tags, if any),
+    packed with the family's `layout` (`preprocessor.layout`)."""
     ids = {label: i for i, label in enumerate(labels)}
     label_ids = (None if any(s.tags is None for s in sentences)
                  else [[ids[t] for t in s.tags] for s in sentences])
     return convert_to_features([s.words for s in sentences], label_ids,
-                               tokenizer, max_seq_length, window_stride)
+                               tokenizer, max_seq_length, window_stride,
+                               layout=layout)
 
 
 def train_dataset(features, batch_size, seed, max_seq_length=None):
@@ -164,10 +166,10 @@ class NerTask(runner.Task):
     def training_files(self):
         return [self.flags.train_file]
 
-    def build_inputs(self, tokenizer):
-        runner.require_wordpiece(tokenizer, "NER")
+    def build_inputs(self, preprocessor):
         f = self.flags
-        self.tokenizer = tokenizer
+        # The family's tokenizer and single-segment packing.
+        self.preprocessor = preprocessor
         os.makedirs(f.model_dir, exist_ok=True)
         with open(os.path.join(f.model_dir, "labels.txt"), "w",
                   encoding="utf-8") as out:
@@ -177,8 +179,9 @@ class NerTask(runner.Task):
 
     def _features(self, sentences):
         f = self.flags
-        return build_features(sentences, self.labels, self.tokenizer,
-                              f.max_seq_length, f.window_stride)
+        return build_features(sentences, self.labels,
+                              self.preprocessor.tokenizer, f.max_seq_length,
+                              f.window_stride, self.preprocessor.layout)
 
     def build_model(self, init_checkpoint):
         f = self.flags
@@ -233,8 +236,10 @@ class NerTask(runner.Task):
     def serving_module(self, model):
         from tfbert.export.ner_serving import NerServingModule
 
-        return NerServingModule(model, self.tokenizer, self.labels,
-                                self.flags.max_seq_length)
+        return NerServingModule(model, self.preprocessor.tokenizer,
+                                self.labels, self.flags.max_seq_length,
+                                self.flags.window_stride,
+                                layout=self.preprocessor.layout)
 
 
 def main():

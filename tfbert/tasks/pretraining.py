@@ -26,10 +26,9 @@ encoder and heads as an HF-layout checkpoint with the vocabulary, which
 
 import glob
 import math
-import os
 
 import keras
-from absl import flags, logging
+from absl import logging
 
 from tfbert.checkpoints import load_pretrainer, read_checkpoint, save_pretrainer
 from tfbert.checkpoints.variable_map import HEAD_PREFIX
@@ -152,8 +151,8 @@ class PretrainingTask(runner.Task):
     def training_files(self):
         return self.train_source[2]
 
-    def build_inputs(self, tokenizer):
-        self.tokenizer = tokenizer
+    def build_inputs(self, preprocessor):
+        tokenizer = self.tokenizer = preprocessor.tokenizer
         for source in (self.train_source, self.eval_source):
             if source and source[0] == "static":
                 pretraining.check_data_vocabulary(source[2], tokenizer)

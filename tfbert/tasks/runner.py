@@ -92,9 +92,10 @@ class Task:
         """Paths whose contents training depends on (fingerprinted)."""
         return []
 
-    def build_inputs(self, tokenizer):
-        """Builds what the model and datasets need from the checkpoint's
-        `tokenizer` (`BertTokenizer` for the WordPiece families)."""
+    def build_inputs(self, preprocessor):
+        """Builds what the model and datasets need from the checkpoint
+        family's `preprocessor` (`load_preprocessor`): its `tokenizer`,
+        its `layout` of special tokens, and packing of raw text."""
 
     def build_model(self, init_checkpoint):
         """The task's Keras model on the encoder of `init_checkpoint`."""
@@ -289,31 +290,30 @@ def training_config(task):
         steps_per_execution=f.steps_per_execution, seed=f.seed)
 
 
-def load_tokenizer(flag_values):
-    """The tokenizer of --vocab_file (WordPiece), else the one of the
-    --init_checkpoint's family (WordPiece, byte-level BPE, SentencePiece)."""
-    from tfbert.text import BertTokenizer, Preprocessor
+def load_preprocessor(flag_values):
+    """The preprocessor of --vocab_file (WordPiece, BERT's packing), else
+    the one of the --init_checkpoint's family (`Preprocessor.from_pretrained`:
+    WordPiece, byte-level BPE or SentencePiece, and the family's packing),
+    packing to --max_seq_length, each batch padded to its longest row."""
+    from tfbert.text import BertPreprocessor, BertTokenizer, Preprocessor
 
+    settings = dict(seq_length=flag_values.max_seq_length,
+                    pad_to_seq_length=False)
     if flag_values.vocab_file:
-        return BertTokenizer(flag_values.vocab_file,
-                             lowercase=flag_values.do_lower_case)
+        return BertPreprocessor(
+            BertTokenizer(flag_values.vocab_file,
+                          lowercase=flag_values.do_lower_case), **settings)
     try:
-        return Preprocessor.from_pretrained(
-            flag_values.init_checkpoint).tokenizer
+        return Preprocessor.from_pretrained(flag_values.init_checkpoint,
+                                            **settings)
     except (ValueError, OSError) as error:
         raise UserError(f"--init_checkpoint={flag_values.init_checkpoint}: "
                         f"{error}; pass --vocab_file") from error
 
 
-def require_wordpiece(tokenizer, task_name):
-    """Raises UserError unless `tokenizer` is WordPiece (BERT, DistilBERT,
-    ELECTRA): `task_name`'s features are built with [CLS]/[SEP] layouts."""
-    from tfbert.text import BertTokenizer
-
-    if not isinstance(tokenizer, BertTokenizer):
-        raise UserError(
-            f"{task_name} runs on WordPiece checkpoints (BERT, DistilBERT, "
-            f"ELECTRA); --init_checkpoint has a {type(tokenizer).__name__}")
+def load_tokenizer(flag_values):
+    """The tokenizer of `load_preprocessor`."""
+    return load_preprocessor(flag_values).tokenizer
 
 
 def write_json(path, value):
@@ -393,7 +393,7 @@ def prepare(task, stack):
                                 tpu=f.tpu)
     keras.utils.set_random_seed(f.seed)
     set_mixed_precision(f.mixed_precision)
-    task.build_inputs(load_tokenizer(f))
+    task.build_inputs(load_preprocessor(f))
     with strategy.scope():
         model = task.build_model(f.init_checkpoint)
     positions = model.encoder.config.max_position_embeddings
@@ -418,13 +418,13 @@ def execute(task, prepared):
     f, model = task.flags, prepared.model
     if f.do_train:
         dataset, steps = task.train_dataset()
-        evaluate_fn = None
-        if task.main_metric is not None:
-            def evaluate_fn():
-                return task.evaluate(model)[0]
+        def evaluate_fn():
+            return task.evaluate(model)[0]
         train(model, dataset, steps_per_epoch=steps,
               config=training_config(task), strategy=prepared.strategy,
-              evaluate_fn=evaluate_fn, best_metric=task.main_metric,
+              evaluate_fn=(evaluate_fn if task.main_metric is not None
+                           else None),
+              best_metric=task.main_metric,
               **task.compile_args())
     else:
         restore_trained_weights(model, f.model_dir)

@@ -12,11 +12,12 @@ SavedModel (`tfbert.export.squad_serving`).
 
 From Python:
 
-    tokenizer = BertTokenizer.from_pretrained("minilm-l6-h384-uncased")
+    preprocessor = Preprocessor.from_pretrained(checkpoint)  # any family
     features = squad_data.convert_examples_to_features(
-        squad_data.read_squad_examples(path), tokenizer, is_training=True)
+        squad_data.read_squad_examples(path), preprocessor.tokenizer,
+        is_training=True, layout=preprocessor.layout)
     dataset, steps = build_dataset(features, 16, training=True)
-    model = build_model("minilm-l6-h384-uncased")
+    model = build_model(checkpoint)
 """
 
 import math
@@ -25,7 +26,6 @@ import os
 import keras
 import numpy as np
 import tensorflow as tf
-from absl import flags
 
 from tfbert.data import squad as squad_data
 from tfbert.data.squad_postprocess import postprocess_predictions
@@ -140,7 +140,8 @@ class SquadTask(runner.Task):
         runner.define(fv, _SQUAD_FLAGS)
 
     def minimum_seq_length(self):
-        # [CLS] query [SEP] at least one context token [SEP]
+        # [CLS] query [SEP] at least one context token [SEP]; RoBERTa's
+        # layout needs one more (checked in build_inputs).
         return self.flags.max_query_length + 4
 
     def check(self):
@@ -150,12 +151,6 @@ class SquadTask(runner.Task):
             if f[name].value <= 0:
                 raise runner.UserError(
                     f"--{name} must be positive, got {f[name].value}")
-        window = f.max_seq_length - f.max_query_length - 3
-        if f.doc_stride > window:
-            raise runner.UserError(
-                f"--doc_stride={f.doc_stride} is longer than the context "
-                f"part of a window ({window} tokens = --max_seq_length - "
-                "--max_query_length - 3): context would be skipped")
         self.version_2 = f.version == "2.0"
         self.train_examples = self._read("train_file", f.do_train)
         if f.max_train_examples:
@@ -192,11 +187,27 @@ class SquadTask(runner.Task):
         return squad_data.convert_examples_to_features(
             examples, self.tokenizer, max_seq_length=f.max_seq_length,
             doc_stride=f.doc_stride, max_query_length=f.max_query_length,
-            is_training=is_training)
+            is_training=is_training, layout=self.layout)
 
-    def build_inputs(self, tokenizer):
-        runner.require_wordpiece(tokenizer, "SQuAD")
-        self.tokenizer = tokenizer
+    def build_inputs(self, preprocessor):
+        f = self.flags
+        # The family's pair packing: [CLS] question [SEP] context [SEP], or
+        # RoBERTa's <s> question </s></s> context </s>.
+        self.tokenizer = preprocessor.tokenizer
+        self.layout = preprocessor.layout
+        num_special = self.layout.num_special_tokens(2)
+        window = f.max_seq_length - f.max_query_length - num_special
+        if window < 1:
+            raise runner.UserError(
+                f"--max_seq_length={f.max_seq_length} is too short for "
+                f"--max_query_length={f.max_query_length} and this model's "
+                f"{num_special} special tokens")
+        if f.doc_stride > window:
+            raise runner.UserError(
+                f"--doc_stride={f.doc_stride} is longer than the context "
+                f"part of a window ({window} tokens = --max_seq_length - "
+                f"--max_query_length - {num_special} special tokens): "
+                "context would be skipped")
         self.eval_features = (self._features(self.eval_examples, False)
                               if self.eval_examples else None)
 
@@ -256,7 +267,8 @@ class SquadTask(runner.Task):
             doc_stride=f.doc_stride, max_query_length=f.max_query_length,
             max_answer_length=f.max_answer_length,
             version_2_with_negative=self.version_2,
-            null_score_diff_threshold=f.null_score_diff_threshold)
+            null_score_diff_threshold=f.null_score_diff_threshold,
+            layout=self.layout)
 
 
 def main():

@@ -5,6 +5,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfbert.text.bert_tokenizer import BertTokenizer
+from tfbert.text.packing_layout import BERT_LAYOUT
 from tfbert.text.segment_preprocessor import (SegmentPreprocessor,
                                               truncated_lengths)
 
@@ -46,6 +47,9 @@ class BertPreprocessor(SegmentPreprocessor):
       >>> out["input_type_ids"].numpy()
       array([[0, 0, 0, 0, 0, 1, 1, 1]], dtype=int32)
     """
+
+    # Where the special tokens go, for code that packs its own windows.
+    layout = BERT_LAYOUT
 
     def __init__(self, tokenizer, seq_length=128, truncation="longest_first",
                  pad_to_seq_length=True, **kwargs):

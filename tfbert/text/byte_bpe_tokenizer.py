@@ -220,6 +220,31 @@ class ByteBpeTokenizer(Tokenizer):
                                  with_offsets=True)
         return tuple(x[0] for x in outputs) if scalar else outputs
 
+    @_no_autograph
+    def split_words_with_offsets(self, texts):
+        """The words HF's pre-tokenizer sees (its `word_ids()`): the GPT-2
+        pre-tokens, each without the space it carries (as HF's trimmed
+        offsets), whitespace-only pre-tokens left out.
+
+        Args:
+          texts: tf.string `[batch]` (or a python list / numpy array of str).
+
+        Returns:
+          `(words, starts, ends)`, ragged `[batch, (words)]`: the words as
+          tf.string and their int64 byte spans in the original strings.
+        """
+        texts, _ = as_text_batch(texts)
+        words, starts = self._pre_tokenize(texts)
+        flat = words.flat_values
+        spaced = tf.strings.regex_full_match(flat, "(?s: .+)")
+        flat = tf.where(spaced, tf.strings.substr(flat, 1, -1), flat)
+        starts += tf.cast(spaced, tf.int64)
+        ends = starts + tf.cast(tf.strings.length(flat), tf.int64)
+        keep = words.with_flat_values(
+            ~tf.strings.regex_full_match(flat, _WHITESPACE_RUN))
+        return tuple(tf.ragged.boolean_mask(words.with_flat_values(x), keep)
+                     for x in (flat, starts, ends))
+
     def _tokenize(self, texts, add_prefix_space, with_offsets=False):
         """[batch] texts -> int32 ragged [batch, (tokens)] (and int64 byte
         starts and ends with the same row splits if `with_offsets`)."""

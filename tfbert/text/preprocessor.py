@@ -25,38 +25,12 @@ import tensorflow as tf
 
 from tfbert.text.bert_preprocessor import BertPreprocessor
 from tfbert.text.byte_bpe_tokenizer import ByteBpeTokenizer
+from tfbert.text.packing_layout import (
+    BERT_LAYOUT, ROBERTA_LAYOUT, PackingLayout)
 from tfbert.text.segment_preprocessor import (SegmentPreprocessor,
                                               truncated_lengths)
 from tfbert.text.sentencepiece_tokenizer import SentencePieceTokenizer
 from tfbert.utils.json_file import read_json
-
-
-@dataclasses.dataclass(frozen=True)
-class PackingLayout:
-    """Where a family puts its special tokens.
-
-    Each field names tokenizer ids by role (`"cls"` means `tokenizer.cls_id`).
-
-    Attributes:
-      start: tokens before segment A.
-      middle: tokens between A and B (pairs only).
-      end: tokens after the last segment.
-      second_type_id: `input_type_ids` of B and the `end` tokens after it;
-        everything before B has type 0.
-    """
-
-    start: tuple
-    middle: tuple
-    end: tuple
-    second_type_id: int
-
-    def num_special_tokens(self, num_segments):
-        return (len(self.start) + len(self.end)
-                + (len(self.middle) if num_segments == 2 else 0))
-
-
-BERT_LAYOUT = PackingLayout(("cls",), ("sep",), ("sep",), 1)
-ROBERTA_LAYOUT = PackingLayout(("bos",), ("eos", "eos"), ("eos",), 0)
 
 # model_type -> (tokenizer class, layout); WordPiece families are absent:
 # they use BertPreprocessor.
@@ -138,8 +112,8 @@ class Preprocessor(SegmentPreprocessor):
         keep = truncated_lengths(lengths, budget, self.truncation)
         batch = tf.shape(lengths[0])[0]
 
-        def special(roles):
-            ids = [getattr(self.tokenizer, f"{role}_id") for role in roles]
+        def special(part):
+            ids = self.layout.token_ids(self.tokenizer, part)
             return tf.RaggedTensor.from_tensor(
                 tf.tile(tf.constant([ids], tf.int32), [batch, 1]))
 
@@ -149,13 +123,13 @@ class Preprocessor(SegmentPreprocessor):
             return tf.ragged.boolean_mask(segment,
                                           positions < kept[:, tf.newaxis])
 
-        parts = [(special(self.layout.start), 0),
+        parts = [(special("start"), 0),
                  (truncated(segments[0], keep[0]), 0)]
         if len(segments) == 2:
-            parts += [(special(self.layout.middle), 0),
+            parts += [(special("middle"), 0),
                       (truncated(segments[1], keep[1]),
                        self.layout.second_type_id)]
-        parts.append((special(self.layout.end),
+        parts.append((special("end"),
                       self.layout.second_type_id if len(segments) == 2
                       else 0))
         word_ids = tf.concat([p for p, _ in parts], axis=1)

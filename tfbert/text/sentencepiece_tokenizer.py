@@ -13,10 +13,21 @@ running the checkpoint's own model:
      including whitespace clean-up), the "▁" word-boundary marker and the
      unigram (or BPE) segmentation, all inside the tf-text op.
 
-The tf-text ops it emits (`SentencepieceOp`, `SentencepieceTokenizeOp`) are
-tf-text ops like the WordPiece ones, which TF Serving links with the rest of
-tf-text; `tfbert.export.serving_ops` does not list them yet. A SavedModel
-using them loads in any process that has imported `tensorflow_text`.
+Offsets (`tokenize_with_offsets`) are those of HF's fast tokenizer: byte
+spans in the original text, without the whitespace a "▁" stands for. The
+op's spans (into the text after steps 1-3) are traced back through steps 1-3
+character by character, like `BertTokenizer`'s: each original character is
+normalised alone, and a quote pair "``" / "''" is aligned with its second
+character, as HF aligns its replacement. A piece that is only "▁" spans
+the first character after it, as in HF. Words (`split_words_with_offsets`,
+HF's `word_ids()`) are the runs of characters between word boundaries:
+whitespace, and what nmt_nfkc turns into whitespace or deletes.
+
+The tf-text ops it emits (`SentencepieceOp`, `SentencepieceTokenizeOp`,
+`SentencepieceTokenizeWithOffsetsOp`) are tf-text ops like the WordPiece
+ones, which TF Serving links with the rest of tf-text
+(`tfbert.export.serving_ops` lists them). A SavedModel using them loads in
+any process that has imported `tensorflow_text`.
 
 Known differences from HF:
   * Literal special-token text ("[CLS]", "[SEP]", "[MASK]", "<pad>", ...)
@@ -35,10 +46,18 @@ from pathlib import Path
 import tensorflow as tf
 import tensorflow_text as tf_text
 
-from tfbert.text.tokenizer import (Tokenizer, as_word_batch,
+from tfbert.text.tokenizer import (Tokenizer, as_text_batch, as_word_batch,
                                    read_tokenizer_config)
 
 _no_autograph = tf.autograph.experimental.do_not_convert
+
+# What nmt_nfkc (ALBERT's SentencePiece normaliser) turns into a word
+# boundary, and what it deletes; measured with the SentencePiece library over
+# every code point up to U+2FFFF.
+_SPACE = (r"[\t\n\x{0C}\r \x{A0}\x{61C}\x{1680}\x{2000}-\x{200C}"
+          r"\x{200E}\x{200F}\x{2028}\x{2029}\x{202F}\x{205F}\x{2581}"
+          r"\x{3000}\x{FEFF}\x{FFFD}]")
+_DELETED = r"[\x{00}-\x{08}\x{0B}\x{0E}-\x{1F}\x{7F}\x{8F}\x{9F}]"
 
 
 class SentencePieceTokenizer(Tokenizer):
@@ -116,6 +135,119 @@ class SentencePieceTokenizer(Tokenizer):
         return words.with_flat_values(self.tokenize(words.flat_values))
 
     @_no_autograph
+    def tokenize_with_offsets(self, texts):
+        """Like `tokenize`, plus each piece's span in the original text.
+
+        Spans are UTF-8 byte offsets into the original strings, as HF's
+        `offset_mapping` (module docstring): piece `i` of text `b` came from
+        `texts[b][starts[b, i]:ends[b, i]]`. If normalising a text character
+        by character ever disagrees in length with normalising it whole,
+        every piece of that text spans the whole text.
+
+        Args:
+          texts: as for `tokenize`.
+
+        Returns:
+          (ids, starts, ends): int32 ids and int64 byte offsets, each a
+          `tf.RaggedTensor` `[batch, (tokens)]` (`[tokens]` for a scalar).
+        """
+        texts, scalar = as_text_batch(texts)
+        normalized = self.normalize(texts)
+        ids, starts, ends = self._sentencepiece.tokenize_with_offsets(
+            normalized)
+        rows = ids.value_rowids()
+        chars = self._characters(texts)
+        text_bytes = tf.math.unsorted_segment_sum(
+            chars["bytes"], chars["row"], tf.size(texts, tf.int64))
+        exact = tf.equal(text_bytes, _byte_length(normalized))
+        cum_bytes = tf.cumsum(chars["bytes"])
+        base = tf.gather(tf.cumsum(text_bytes, exclusive=True), rows)
+        max_char = tf.maximum(tf.size(cum_bytes, tf.int64) - 1, 0)
+        first = tf.minimum(tf.searchsorted(
+            cum_bytes, base + tf.cast(starts.flat_values, tf.int64),
+            side="right", out_type=tf.int64), max_char)
+        last = tf.minimum(tf.searchsorted(
+            cum_bytes, base + tf.cast(ends.flat_values, tf.int64),
+            side="left", out_type=tf.int64), max_char)
+
+        # Leave out the spaces "▁" stands for and deleted characters at
+        # either end; a piece with nothing else spans the character after
+        # them (HF).
+        visible = tf.where(chars["visible"])[:, 0]
+        padded = tf.concat([[-1], visible, [max_char]], axis=0)
+        trimmed = tf.gather(padded, 1 + tf.searchsorted(
+            visible, first, side="left", out_type=tf.int64))
+        first = tf.where(tf.equal(tf.gather(chars["row"], trimmed), rows),
+                         trimmed, first)
+        last = tf.maximum(first, tf.gather(padded, tf.searchsorted(
+            visible, last, side="right", out_type=tf.int64)))
+        piece_exact = tf.gather(exact, rows)
+        start = tf.where(piece_exact, tf.gather(chars["start"], first), 0)
+        end = tf.where(piece_exact, tf.gather(chars["end"], last),
+                       tf.gather(_byte_length(texts), rows))
+        outputs = (ids, ids.with_flat_values(start), ids.with_flat_values(end))
+        return tuple(x[0] for x in outputs) if scalar else outputs
+
+    @_no_autograph
+    def split_words_with_offsets(self, texts):
+        """The words HF's pre-tokenizer sees (its `word_ids()`): runs of
+        non-space characters (module docstring), each spanning its first to
+        its last visible character; words with none are left out.
+
+        Args:
+          texts: tf.string `[batch]` (or a python list / numpy array of str).
+
+        Returns:
+          `(words, starts, ends)`, ragged `[batch, (words)]`: the words as
+          tf.string and their int64 byte spans in the original strings.
+        """
+        texts, _ = as_text_batch(texts)
+        chars = self._characters(texts)
+        row = chars["row"]
+        previous_space = tf.concat([[True], chars["space"][:-1]], axis=0)
+        new_text = tf.concat([[True], tf.not_equal(row[1:], row[:-1])],
+                             axis=0)
+        opens = ~chars["space"] & (previous_space | new_text)
+        word = tf.cumsum(tf.cast(opens, tf.int64)) - 1
+        visible = tf.where(chars["visible"])[:, 0]
+        visible_word = tf.gather(word, visible)
+        num_words = tf.reduce_sum(tf.cast(opens, tf.int64))
+        # Words with a visible character, in order; their first and last.
+        first = tf.math.unsorted_segment_min(visible, visible_word, num_words)
+        last = tf.math.unsorted_segment_max(visible, visible_word, num_words)
+        shown = tf.unique(visible_word)[0]
+        first, last = tf.gather(first, shown), tf.gather(last, shown)
+        starts = tf.gather(chars["start"], first)
+        ends = tf.gather(chars["end"], last)
+        word_rows = tf.gather(row, first)
+        words = tf.strings.substr(tf.gather(texts, word_rows), starts,
+                                  ends - starts)
+        return tuple(tf.RaggedTensor.from_value_rowids(
+            x, word_rows, nrows=tf.size(texts, tf.int64))
+                     for x in (words, starts, ends))
+
+    def _characters(self, texts):
+        """Every character of `texts` [batch], flat over the batch: a dict of
+        `row`, `start`, `end` (byte span), `bytes` (int64 length of its
+        normalisation alone; 0 for the first of a quote pair, which HF
+        aligns with the second), `space` (a word boundary) and `visible`
+        (neither a boundary nor normalised away)."""
+        marked = tf.strings.regex_replace(texts, "``|''", "\x01\"")
+        marked_chars = tf.strings.unicode_split(marked, "UTF-8").flat_values
+        chars, starts = tf.strings.unicode_split_with_offsets(texts, "UTF-8")
+        flat = chars.flat_values
+        pair_first = (tf.equal(marked_chars, "\x01")
+                      & tf.not_equal(flat, "\x01"))
+        char_bytes = tf.where(pair_first, tf.zeros_like(starts.flat_values),
+                              _byte_length(self.normalize(marked_chars)))
+        space = tf.strings.regex_full_match(flat, _SPACE)
+        deleted = tf.strings.regex_full_match(flat, _DELETED)
+        return {"row": chars.value_rowids(), "start": starts.flat_values,
+                "end": starts.flat_values + _byte_length(flat),
+                "bytes": char_bytes, "space": space,
+                "visible": ~space & ~deleted & (char_bytes > 0)}
+
+    @_no_autograph
     def normalize(self, texts):
         """ALBERT's normalisation before the SentencePiece model (steps 1-3
         above), tf.string of any shape."""
@@ -167,6 +299,10 @@ class SentencePieceTokenizer(Tokenizer):
         settings.update(kwargs)
         return cls(model_path.read_bytes(), **settings)
 
+
+def _byte_length(strings):
+    """UTF-8 byte length of each string, int64 (same shape)."""
+    return tf.cast(tf.strings.length(strings), tf.int64)
 
 
 def _load(model):
