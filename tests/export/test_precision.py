@@ -139,6 +139,27 @@ def test_serving_op_check_passes_at_every_precision(kind, precision_exports):
         assert unservable_ops(precision_exports[kind, precision]) == []
 
 
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_precision_answers_when_loaded_as_tf_serving_loads(
+        kind, precision_exports):
+    """TF Serving's loader restores the variables with the SavedModel's
+    restore op and runs the signatures in a Session: the signatures must
+    read the variables that op fills (an export that tracked Keras
+    variables instead of their tf.Variables failed here)."""
+    texts = TEXTS[kind]
+    for precision in EXPORT_PRECISIONS:
+        with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+            meta_graph = tf.compat.v1.saved_model.loader.load(
+                session, ["serve"], precision_exports[kind, precision])
+            signature = meta_graph.signature_def["serving_default"]
+            feeds = {signature.inputs[name].name: value
+                     for name, value in texts.items()}
+            outputs = session.run(
+                {name: info.name for name, info in signature.outputs.items()},
+                feeds)
+        assert all(len(value) == 2 for value in outputs.values())
+
+
 def test_unknown_precision_is_refused(serving_modules):
     with pytest.raises(ValueError, match="int4"):
         serving_model(serving_modules["classifier"].model, "int4")

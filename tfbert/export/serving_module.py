@@ -99,8 +99,13 @@ class ServingModule(tf.Module):
         self.max_seq_length = int(max_seq_length)
         self.text_inputs = tuple(text_inputs)
         # What the signatures capture: the weights (and seed states), and the
-        # tokenizer's lookup tables (byte-level BPE, SentencePiece).
-        self._variables = list(model.variables)
+        # tokenizer's lookup tables (byte-level BPE, SentencePiece). The
+        # tf.Variables behind the Keras variables are tracked, not the Keras
+        # variables: tracking those saves a second set of variables, and the
+        # SavedModel's restore op (all that TF Serving and any TF1-style
+        # loader run) then fills that set while the signatures read the
+        # other, never restored one.
+        self._variables = [variable.value for variable in model.variables]
         self._tokenizer_resources = tokenizer
 
     @property
