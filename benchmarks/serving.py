@@ -176,11 +176,12 @@ def _convert_worker(paths):
     encoder = BertEncoder.from_pretrained(PRESET)
     model = BertClassifier(encoder, num_classes=2)
     # The SavedModel's variables are a checkpoint whose root is the serving
-    # module; its `model` child has this classifier's structure.
-    variables = os.path.join(_latest_version(paths["export_root"]),
-                             "variables", "variables")
-    tf.train.Checkpoint(model=model).read(
-        variables).expect_partial().assert_existing_objects_matched()
+    # module; it lists the model's variables, in `model.variables` order.
+    reader = tf.train.load_checkpoint(os.path.join(
+        _latest_version(paths["export_root"]), "variables", "variables"))
+    for index, variable in enumerate(model.variables):
+        variable.assign(reader.get_tensor(
+            f"_variables/{index}/.ATTRIBUTES/VARIABLE_VALUE"))
 
     write_checkpoint(paths["hf"], encoder.config,
                      read_variables(encoder_variables(encoder)), format="hf")
