@@ -67,7 +67,9 @@ bench: $(STAMP)
 	  --budget_seconds=900 --steps=1500 --eval_every=100
 	$(BENCH).pretraining --work_dir=runs/pretraining_bench --stage=sst2
 	$(BENCH).pretraining --work_dir=runs/pretraining_bench --stage=minilm
-	$(BENCH).serving --workdir=runs/serving --max_sentences=256 --latency_sentences=50
+	$(BENCH).serving --workdir=runs/serving --max_sentences=256 --latency_sentences=50 \
+	  --rounds=3
+	$(BENCH).export_precision --workdir=runs/export_precision
 	@echo "GPU table: on a lent GPU machine with JAX, run"
 	@echo "  KERAS_BACKEND=jax python -m benchmarks.gpu_mixed_precision --steps=30"
 

@@ -6,7 +6,9 @@ Runtime, raw SST-2 sentences in, labels out.
 1. Export (skipped when `--workdir`/export already holds a version):
    `python -m tasks.glue --task=sst2` fine-tunes minilm-l6-h384-uncased on
    the first `--train_examples` SST-2 training rows for one epoch and writes
-   the raw-text classifier SavedModel with the current export code.
+   the raw-text classifier SavedModel with the current export code; the
+   same model directory is exported again with `--export_precision=bfloat16`
+   into `--workdir`/export_bfloat16 (runtime `tfbert_bf16`).
 2. Convert (its own process, imports tfbert): every weight of that export
    (encoder and classification head, read from the SavedModel's variables)
    goes into an HF `BertForSequenceClassification` directory with the
@@ -14,8 +16,9 @@ Runtime, raw SST-2 sentences in, labels out.
    (`torch.onnx.export`). All three runtimes therefore hold the same weights.
 3. Measure: each runtime in its own fresh process, one after the other, on the
    same dev sentences in file order:
-   - tfbert: `tf.saved_model.load` + `serving_default` (strings in) in a
-     process that imports only tensorflow and tensorflow_text;
+   - tfbert, tfbert_bf16: `tf.saved_model.load` + `serving_default`
+     (strings in) in a process that imports only tensorflow and
+     tensorflow_text;
    - HF: fast tokenizer (padding to the batch's longest, truncation at
      `--max_seq_length`) + `BertForSequenceClassification` under
      `torch.inference_mode()`;
@@ -23,6 +26,10 @@ Runtime, raw SST-2 sentences in, labels out.
      to the batch's longest) + an `InferenceSession` on the ONNX file.
    Each answers with the label name and the class probabilities per
    sentence; runtimes are compared on the argmax class ids.
+
+With `--rounds=N` the runtimes are measured N times, interleaved (round 1:
+every runtime, round 2: every runtime, ...), and each figure is the median
+over the rounds: on a shared machine the load changes between processes.
 
 Reported per runtime: sentences/s at batch `--batch_size` over the dev
 sentences, p50/p99 latency at batch 1 over the first `--latency_sentences`,
@@ -51,7 +58,9 @@ GLUE_DATA = os.path.join(REPO_ROOT, "..", "shared", "data", "glue")
 PRESET = "minilm-l6-h384-uncased"
 # The task CLI that trains and exports the classifier.
 GLUE_TASK = "tfbert.tasks.glue"
-RUNTIMES = ("tfbert", "hf", "onnx")
+RUNTIMES = ("tfbert", "tfbert_bf16", "hf", "onnx")
+# tfbert runtime -> the --export_precision of the export it serves.
+EXPORT_PRECISIONS = {"tfbert": "float32", "tfbert_bf16": "bfloat16"}
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt",
                    "special_tokens_map.json")
 
@@ -71,6 +80,9 @@ def define_flags():
     flags.DEFINE_integer("max_seq_length", 128,
                          "Truncation length (the export's max_seq_length).")
     flags.DEFINE_list("runtimes", list(RUNTIMES), "Runtimes to measure.")
+    flags.DEFINE_integer("rounds", 1,
+                         "Interleaved measurements of every runtime; the "
+                         "table shows medians over the rounds.")
     flags.DEFINE_integer("threads", 0,
                          "Intra-op threads of every runtime (TF also "
                          "inter-op); 0 = each runtime's default.")
@@ -84,6 +96,7 @@ def define_flags():
 def _paths():
     workdir = os.path.abspath(FLAGS.workdir)
     return {"export_root": os.path.join(workdir, "export"),
+            "export_bfloat16": os.path.join(workdir, "export_bfloat16"),
             "model_dir": os.path.join(workdir, "model"),
             "hf": os.path.join(workdir, "hf"),
             "onnx": os.path.join(workdir, "model.onnx")}
@@ -119,18 +132,32 @@ def _size_mb(paths):
 
 # --- Stage 1 and 2: export and conversion ----------------------------------
 
+def _has_version(directory):
+    return os.path.isdir(directory) and any(
+        name.isdigit() for name in os.listdir(directory))
+
+
 def _export(paths):
-    if os.path.isdir(paths["export_root"]) and any(
-            name.isdigit() for name in os.listdir(paths["export_root"])):
-        return
     command = [sys.executable, "-m", GLUE_TASK, "--task=sst2",
                f"--data_dir={GLUE_DATA}", f"--init_checkpoint={PRESET}",
                f"--model_dir={paths['model_dir']}",
-               f"--export_dir={paths['export_root']}", "--do_train",
                f"--max_train_examples={FLAGS.train_examples}",
                "--num_train_epochs=1",
                f"--max_seq_length={FLAGS.max_seq_length}"]
-    subprocess.run(command, check=True)
+    if not _has_version(paths["export_root"]):
+        subprocess.run(command + [f"--export_dir={paths['export_root']}",
+                                  "--do_train"], check=True)
+    if not _has_version(paths["export_bfloat16"]):
+        # The same trained weights, exported again (no training).
+        subprocess.run(command + [f"--export_dir={paths['export_bfloat16']}",
+                                  "--export_precision=bfloat16"], check=True)
+
+
+def _export_of(runtime, paths):
+    """The version directory a tfbert runtime serves."""
+    root = {"float32": paths["export_root"],
+            "bfloat16": paths["export_bfloat16"]}[EXPORT_PRECISIONS[runtime]]
+    return _latest_version(root)
 
 
 def _convert_worker(paths):
@@ -149,11 +176,12 @@ def _convert_worker(paths):
     encoder = BertEncoder.from_pretrained(PRESET)
     model = BertClassifier(encoder, num_classes=2)
     # The SavedModel's variables are a checkpoint whose root is the serving
-    # module; its `model` child has this classifier's structure.
-    variables = os.path.join(_latest_version(paths["export_root"]),
-                             "variables", "variables")
-    tf.train.Checkpoint(model=model).read(
-        variables).expect_partial().assert_existing_objects_matched()
+    # module; it lists the model's variables, in `model.variables` order.
+    reader = tf.train.load_checkpoint(os.path.join(
+        _latest_version(paths["export_root"]), "variables", "variables"))
+    for index, variable in enumerate(model.variables):
+        variable.assign(reader.get_tensor(
+            f"_variables/{index}/.ATTRIBUTES/VARIABLE_VALUE"))
 
     write_checkpoint(paths["hf"], encoder.config,
                      read_variables(encoder_variables(encoder)), format="hf")
@@ -198,7 +226,7 @@ def _export_label_names(paths):
 
 # --- Stage 3: one runtime per process --------------------------------------
 
-def _tfbert_runtime(paths):
+def _tfbert_runtime(paths, runtime="tfbert"):
     """`predict(texts) -> (labels, probabilities)` of the raw-text export."""
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  registers the tokenizer ops
@@ -206,14 +234,14 @@ def _tfbert_runtime(paths):
     if FLAGS.threads:
         tf.config.threading.set_intra_op_parallelism_threads(FLAGS.threads)
         tf.config.threading.set_inter_op_parallelism_threads(FLAGS.threads)
-    serve = tf.saved_model.load(
-        _latest_version(paths["export_root"])).signatures["serving_default"]
+    export = _export_of(runtime, paths)
+    serve = tf.saved_model.load(export).signatures["serving_default"]
 
     def predict(texts):
         outputs = serve(sentence=tf.constant(texts))
         return ([label.decode() for label in outputs["label"].numpy()],
                 outputs["probabilities"].numpy())
-    return predict, [_latest_version(paths["export_root"])]
+    return predict, [export]
 
 
 def _hf_runtime(paths):
@@ -272,9 +300,11 @@ def _runtime_worker(name, paths):
     """Cold start, then the throughput pass, then batch-1 latency; prints one
     JSON line."""
     sentences, _ = read_dev(FLAGS.max_sentences)
-    load = {"tfbert": _tfbert_runtime, "hf": _hf_runtime,
-            "onnx": _onnx_runtime}[name]
-    predict, files = load(paths)
+    if name in EXPORT_PRECISIONS:
+        predict, files = _tfbert_runtime(paths, name)
+    else:
+        predict, files = {"hf": _hf_runtime,
+                          "onnx": _onnx_runtime}[name](paths)
     predict(sentences[:FLAGS.batch_size])
     cold_start = time.time() - FLAGS.started_at
 
@@ -326,6 +356,16 @@ def _measure(runtime):
             "peak_private_mb": private_mb}
 
 
+def _median_result(runs):
+    """The first round's answers with every timing and memory figure
+    replaced by its median over the rounds."""
+    result = dict(runs[0])
+    for key in ("cold_start_s", "sentences_per_s", "p50_ms", "p99_ms",
+                "peak_rss_mb", "peak_private_mb"):
+        result[key] = float(np.median([r[key] for r in runs]))
+    return result
+
+
 def _ratio(value, reference):
     return f"{value:,.1f} ({value / reference:.2f}x)"
 
@@ -369,18 +409,34 @@ def main(argv):
     if not os.path.exists(paths["onnx"]):
         _spawn("convert")
     _, gold = read_dev(FLAGS.max_sentences)
-    results = {}
+    rounds = {name: [] for name in FLAGS.runtimes}
     loads = [os.getloadavg()]
-    for name in FLAGS.runtimes:
-        results[name] = _measure(name)
-        loads.append(os.getloadavg())
-        print(f"{name}: {results[name]['sentences_per_s']:.1f} sentences/s, "
-              f"p50 {results[name]['p50_ms']:.1f} ms", flush=True)
-    if any(r["imports_tfbert"] for r in results.values()):
+    for round_index in range(FLAGS.rounds):
+        for name in FLAGS.runtimes:
+            rounds[name].append(_measure(name))
+            loads.append(os.getloadavg())
+            r = rounds[name][-1]
+            print(f"round {round_index + 1} {name}: "
+                  f"{r['sentences_per_s']:.1f} sentences/s, "
+                  f"p50 {r['p50_ms']:.1f} ms", flush=True)
+    if any(r["imports_tfbert"] for runs in rounds.values() for r in runs):
         raise RuntimeError("a runtime process imported tfbert")
+    results = {name: _median_result(runs) for name, runs in rounds.items()}
     print("load averages (1 min) before and after each runtime: "
           f"{[round(load[0], 2) for load in loads]}")
+    if FLAGS.rounds > 1:
+        print("per round (sentences/s, p50 ms): " + json.dumps(
+            {name: [(round(r["sentences_per_s"], 1), round(r["p50_ms"], 1))
+                    for r in runs] for name, runs in rounds.items()}))
     print(_table(results, np.array(gold)))
+    for name in results:
+        if name in EXPORT_PRECISIONS:
+            print(f"{name}: batch {FLAGS.batch_size} " + ", ".join(
+                f"{results[name]['sentences_per_s'] / results[other]['sentences_per_s']:.2f}x {other}"
+                for other in results if other != name)
+                + "; batch-1 p50 " + ", ".join(
+                f"{results[name]['p50_ms'] / results[other]['p50_ms']:.2f}x {other}'s"
+                for other in results if other != name))
     print(json.dumps({name: {k: v for k, v in r.items()
                              if k not in ("class_ids", "probabilities")}
                       for name, r in results.items()}))

@@ -41,27 +41,41 @@ def compiled(model):
     return model
 
 
+def tiny_models(tokenizer):
+    """kind -> a compiled tiny model of that export kind."""
+    return {
+        "classifier": compiled(BertClassifier(tiny_encoder(tokenizer), 2)),
+        "regressor": compiled(BertClassifier(tiny_encoder(tokenizer), 1)),
+        "squad": compiled(BertSpanLabeler(tiny_encoder(tokenizer))),
+        "ner": compiled(BertTokenClassifier(tiny_encoder(tokenizer),
+                                            len(NER_LABELS),
+                                            labels=NER_LABELS)),
+    }
+
+
+def serving_module(kind, model, tokenizer):
+    """The export module of `kind` around `model`."""
+    if kind in ("classifier", "regressor"):
+        preprocessor = BertPreprocessor(tokenizer, seq_length=SEQ_LENGTH)
+        if kind == "classifier":
+            return ClassifierServingModule(
+                model, preprocessor, ["negative", "positive"],
+                ("sentence1", "sentence2"))
+        return ClassifierServingModule(model, preprocessor, None,
+                                       ("sentence",))
+    if kind == "squad":
+        return SquadServingModule(model, tokenizer, max_seq_length=32,
+                                  doc_stride=8, max_query_length=8,
+                                  max_answer_length=5)
+    return NerServingModule(model, tokenizer, NER_LABELS,
+                            max_seq_length=SEQ_LENGTH)
+
+
 @pytest.fixture(scope="session")
 def serving_modules(tokenizer):
     """kind -> export module around a compiled tiny model."""
-    preprocessor = BertPreprocessor(tokenizer, seq_length=SEQ_LENGTH)
-    return {
-        "classifier": ClassifierServingModule(
-            compiled(BertClassifier(tiny_encoder(tokenizer), 2)),
-            preprocessor, ["negative", "positive"],
-            ("sentence1", "sentence2")),
-        "regressor": ClassifierServingModule(
-            compiled(BertClassifier(tiny_encoder(tokenizer), 1)),
-            preprocessor, None, ("sentence",)),
-        "squad": SquadServingModule(
-            compiled(BertSpanLabeler(tiny_encoder(tokenizer))), tokenizer,
-            max_seq_length=32, doc_stride=8, max_query_length=8,
-            max_answer_length=5),
-        "ner": NerServingModule(
-            compiled(BertTokenClassifier(tiny_encoder(tokenizer),
-                                         len(NER_LABELS), labels=NER_LABELS)),
-            tokenizer, NER_LABELS, max_seq_length=SEQ_LENGTH),
-    }
+    return {kind: serving_module(kind, model, tokenizer)
+            for kind, model in tiny_models(tokenizer).items()}
 
 
 @pytest.fixture(scope="session")

@@ -63,6 +63,35 @@ def test_cli_exports_encoder_with_mlm_and_preprocessor(pretraining_checkpoint,
     assert logits.shape == (2, 1, len(VOCAB))
 
 
+@pytest.mark.slow
+def test_bfloat16_encoder_computes_in_bfloat16_near_float32(
+        pretraining_checkpoint, tmp_path):
+    from tests.export.test_precision import matmul_dtypes
+
+    result = _run(f"--init_checkpoint={pretraining_checkpoint}",
+                  f"--encoder_export_dir={tmp_path / 'encoder'}",
+                  "--with_mlm", "--export_precision=bfloat16")
+    assert result.returncode == 0, result.stderr[-3000:]
+    encoder = tf.saved_model.load(str(tmp_path / "encoder"))
+    inputs = {"input_word_ids": tf.constant([[2, 5, 6, 3], [2, 6, 3, 0]]),
+              "input_mask": tf.constant([[1, 1, 1, 1], [1, 1, 1, 0]]),
+              "input_type_ids": tf.zeros([2, 4], tf.int32)}
+    dtypes = matmul_dtypes(encoder.__call__.get_concrete_function(
+        {name: tf.TensorSpec([None, None], tf.int32) for name in inputs},
+        training=False))
+    # Q, K, V, attention output, feed-forward, attention products, pooler.
+    assert dtypes == {"bfloat16": 9}
+    reference = BertEncoder.from_pretrained(pretraining_checkpoint)(inputs)
+    outputs = encoder(inputs)
+    for name in ("pooled_output", "sequence_output"):
+        assert outputs[name].dtype == tf.float32
+        np.testing.assert_allclose(outputs[name], reference[name], atol=3e-2)
+        assert not np.array_equal(outputs[name], reference[name])
+    logits = encoder.mlm(dict(inputs, masked_lm_positions=tf.constant(
+        [[1], [1]])))["mlm_logits"]
+    assert logits.dtype == tf.float32
+
+
 @pytest.mark.parametrize("args, message", [
     (["--with_mlm", "--encoder_export_dir={tmp}/e"],
      "--with_mlm: .* has no masked-LM head"),

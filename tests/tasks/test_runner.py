@@ -220,6 +220,20 @@ def test_export_dir_and_token_ids_only(tmp_path, tiny_checkpoint, sst2_dir):
         "serve_token_ids"}
 
 
+def test_export_precision(tmp_path, tiny_checkpoint, sst2_dir):
+    export_dir = tmp_path / "export"
+    _run(tmp_path, tiny_checkpoint, sst2_dir, f"--export_dir={export_dir}",
+         "--export_precision=bfloat16")
+    loaded = tf.saved_model.load(str(export_dir / "1"))
+    serve = loaded.signatures["serving_default"]
+    kernels = [v for v in serve.variables if v.name.endswith("kernel:0")]
+    # Every kernel but the logits layer's.
+    assert [v.dtype for v in kernels].count(tf.float32) == 1
+    assert [v.dtype for v in kernels].count(tf.bfloat16) > 1
+    outputs = serve(sentence=tf.constant(["Good.", "Bad."]))
+    assert outputs["probabilities"].dtype == tf.float32
+
+
 def test_export_best_uses_the_best_dev_weights(tmp_path, tiny_checkpoint,
                                                sst2_dir):
     from tfbert.models import BertClassifier, BertEncoder
@@ -264,7 +278,8 @@ def test_every_shared_flag_is_covered():
     covered = {
         "init_checkpoint", "vocab_file", "do_lower_case", "model_dir",
         "overwrite_model_dir", "export_dir", "export_best", "do_train",
-        "do_eval", "do_predict", "export_token_ids_only", "max_seq_length",
+        "do_eval", "do_predict", "export_token_ids_only", "export_precision",
+        "max_seq_length",
         "pad_to_max_length", "train_batch_size", "eval_batch_size",
         "learning_rate", "num_train_epochs", "warmup_proportion",
         "weight_decay", "adam_epsilon", "gradient_accumulation_steps",

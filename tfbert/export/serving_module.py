@@ -18,10 +18,19 @@ computations: `text_outputs(*texts)` for the raw-text signature and
     trained with (written as `assets/vocab.txt` by `export_saved_model`).
   * Slim exports: only the model's variables are tracked, never the model
     object, so a compiled model's optimizer slots stay out of the SavedModel.
+
+The precision of an export is chosen before the module is built:
+`serving_model(model, precision)` gives the model to wrap (every task's
+export goes through it, see `tfbert.tasks.runner.Task.export`). With
+"bfloat16" the matmuls, bias adds and activations run in bfloat16 and the
+weights are stored in bfloat16 (half the size, no per-request casts), while
+the embedding sums, LayerNorm, attention softmax, residual stream and
+logits stay float32, as they do under Keras's `mixed_bfloat16` policy.
 """
 
 import types
 
+import keras
 import numpy as np
 import tensorflow as tf
 
@@ -29,6 +38,43 @@ from tfbert.models.bert_encoder import INPUT_NAMES
 
 TEXT_SIGNATURE = "serving_default"
 TOKEN_IDS_SIGNATURE = "serve_token_ids"
+
+# --export_precision value -> the Keras dtype policy the exported model is
+# rebuilt under.
+EXPORT_PRECISIONS = {"float32": "float32", "bfloat16": "bfloat16"}
+
+
+def serving_model(model, precision="float32"):
+    """The model to export at `precision` ("float32" or "bfloat16").
+
+    float32 returns `model` itself. bfloat16 rebuilds it from its config
+    under the Keras "bfloat16" dtype policy (layers that numerics need in
+    float32 -- LayerNorm, logits -- fix their own dtype and keep it) and
+    copies the trained weights in, rounded to bfloat16. The result is for
+    inference: training bfloat16 weights loses the small updates.
+
+    Raises:
+      ValueError: an unknown precision, or a model whose rebuilt copy does
+        not have the same weights (a model without a complete `get_config`).
+    """
+    if precision not in EXPORT_PRECISIONS:
+        raise ValueError(f"export precision must be one of "
+                         f"{sorted(EXPORT_PRECISIONS)}, got {precision!r}")
+    policy = EXPORT_PRECISIONS[precision]
+    if policy == "float32":
+        return model
+    previous = keras.config.dtype_policy()
+    keras.config.set_dtype_policy(policy)
+    try:
+        copy = type(model).from_config(model.get_config())
+    finally:
+        keras.config.set_dtype_policy(previous)
+    if [w.shape for w in copy.weights] != [w.shape for w in model.weights]:
+        raise ValueError(f"{type(model).__name__} rebuilt from its config "
+                         "does not have the trained model's weights")
+    for target, source in zip(copy.weights, model.weights):
+        target.assign(tf.cast(source.value, target.dtype))
+    return copy
 
 
 class ServingModule(tf.Module):
@@ -53,8 +99,13 @@ class ServingModule(tf.Module):
         self.max_seq_length = int(max_seq_length)
         self.text_inputs = tuple(text_inputs)
         # What the signatures capture: the weights (and seed states), and the
-        # tokenizer's lookup tables (byte-level BPE, SentencePiece).
-        self._variables = list(model.variables)
+        # tokenizer's lookup tables (byte-level BPE, SentencePiece). The
+        # tf.Variables behind the Keras variables are tracked, not the Keras
+        # variables: tracking those saves a second set of variables, and the
+        # SavedModel's restore op (all that TF Serving and any TF1-style
+        # loader run) then fills that set while the signatures read the
+        # other, never restored one.
+        self._variables = [variable.value for variable in model.variables]
         self._tokenizer_resources = tokenizer
 
     @property

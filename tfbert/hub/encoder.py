@@ -80,11 +80,15 @@ def _input_spec(*names):
 def _encoder_outputs(encoder, inputs, training):
     outputs = encoder({name: inputs[name] for name in INPUT_NAMES},
                       training=training)
+    # float32 whatever the encoder computes in (the pooler of a bfloat16
+    # encoder answers in bfloat16).
+    pooled = tf.cast(outputs["pooled_output"], tf.float32)
     return {
-        "sequence_output": outputs["sequence_output"],
-        "pooled_output": outputs["pooled_output"],
-        "encoder_outputs": list(outputs["encoder_outputs"]),
-        "default": outputs["pooled_output"],
+        "sequence_output": tf.cast(outputs["sequence_output"], tf.float32),
+        "pooled_output": pooled,
+        "encoder_outputs": [tf.cast(x, tf.float32)
+                            for x in outputs["encoder_outputs"]],
+        "default": pooled,
     }
 
 

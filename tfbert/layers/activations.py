@@ -46,10 +46,22 @@ _ACTIVATIONS = {
 }
 
 
-def get_activation(name):
-    """Returns the activation function called `name`."""
+def _gelu_plain(x):
+    return ops.gelu(x, approximate=False)
+
+
+# The same functions without custom gradients, for inference graphs: right
+# after a matmul and bias add, TensorFlow's oneDNN graph rewrite fuses the
+# three into one kernel, which a custom gradient's IdentityN prevents.
+_INFERENCE_ACTIVATIONS = dict(_ACTIVATIONS, gelu=_gelu_plain)
+
+
+def get_activation(name, for_inference=False):
+    """Returns the activation function called `name`; with `for_inference`,
+    one with the same values that gives its graph no custom gradient."""
+    table = _INFERENCE_ACTIVATIONS if for_inference else _ACTIVATIONS
     try:
-        return _ACTIVATIONS[name]
+        return table[name]
     except KeyError:
         raise ValueError(
             f"unknown activation {name!r}; expected one of {sorted(_ACTIVATIONS)}"

@@ -5,6 +5,7 @@ import math
 import keras
 from keras import ops
 
+from tfbert.layers.fused_dense import fused_dense
 from tfbert.layers.masking import padding_bias
 
 
@@ -65,9 +66,12 @@ class MultiHeadSelfAttention(keras.layers.Layer):
     def call(self, hidden_states, attention_mask, training=None):
         batch, seq = ops.shape(hidden_states)[0], ops.shape(hidden_states)[1]
         scale = 1.0 / math.sqrt(self.head_size)
-        query = self._split_heads(self.query(hidden_states) * scale, batch, seq)
-        key = self._split_heads(self.key(hidden_states), batch, seq)
-        value = self._split_heads(self.value(hidden_states), batch, seq)
+        # Inference: the same values in the form TensorFlow fuses.
+        dense = (lambda layer, x: layer(x)) if training else fused_dense
+        query = self._split_heads(dense(self.query, hidden_states) * scale,
+                                  batch, seq)
+        key = self._split_heads(dense(self.key, hidden_states), batch, seq)
+        value = self._split_heads(dense(self.value, hidden_states), batch, seq)
         scores = ops.cast(ops.matmul(query, ops.transpose(key, (0, 1, 3, 2))),
                           "float32")  # [batch, N, seq_q, seq_k]
         scores = scores + padding_bias(attention_mask)[:, None, None, :]
@@ -76,7 +80,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
                              training=training)
         context = ops.transpose(ops.matmul(probs, value), (0, 2, 1, 3))
         context = ops.reshape(context, (batch, seq, self.hidden_size))
-        return self.output_dense(context)
+        return dense(self.output_dense, context)
 
     def compute_output_shape(self, input_shape, *args):
         return input_shape

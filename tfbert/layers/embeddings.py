@@ -32,7 +32,8 @@ class BertEmbeddings(keras.layers.Layer):
 
     Returns:
       [batch, seq, H] in the layer's compute dtype. The sum and LayerNorm are
-      computed in float32 whatever the dtype policy.
+      computed in float32 whatever the dtype policy (and whatever the
+      tables' dtype).
     """
 
     def __init__(self, vocab_size, hidden_size, max_position_embeddings=512,
@@ -83,13 +84,16 @@ class BertEmbeddings(keras.layers.Layer):
                 f"sequence length {seq_length} exceeds max_position_embeddings"
                 f"={self.max_position_embeddings}{offset}")
         seq_length = ops.shape(input_word_ids)[1]
-        x = ops.take(self.word_embeddings.value, input_word_ids, axis=0)
+        # The gathered rows are summed in float32 even when the tables are
+        # stored in a lower precision (bfloat16 exports).
+        x = ops.cast(ops.take(self.word_embeddings.value, input_word_ids,
+                              axis=0), "float32")
         if self.token_type_embeddings is not None:
-            x = x + ops.take(self.token_type_embeddings.value, input_type_ids,
-                             axis=0)
-        positions = ops.slice(
+            x = x + ops.cast(ops.take(self.token_type_embeddings.value,
+                                      input_type_ids, axis=0), "float32")
+        positions = ops.cast(ops.slice(
             self.position_embeddings.value, (self.position_offset, 0),
-            (seq_length, self.hidden_size))
+            (seq_length, self.hidden_size)), "float32")
         x = self.layer_norm(x + positions[None])
         x = ops.cast(x, self.compute_dtype)
         return self.dropout_layer(x, training=training)

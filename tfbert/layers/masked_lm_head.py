@@ -66,7 +66,7 @@ class MaskedLMHead(keras.layers.Layer):
         hidden = self.layer_norm(self.transform(gathered))
         table = ops.convert_to_tensor(embedding_table)
         logits = ops.matmul(hidden, ops.transpose(ops.cast(table, "float32")))
-        return logits + self.output_bias.value
+        return logits + ops.cast(self.output_bias.value, "float32")
 
     def get_config(self):
         config = super().get_config()

@@ -5,6 +5,7 @@ from keras import ops
 
 from tfbert.layers.activations import get_activation
 from tfbert.layers.attention import MultiHeadSelfAttention
+from tfbert.layers.fused_dense import fused_dense
 from tfbert.layers.layer_norm import LayerNorm
 
 
@@ -45,6 +46,8 @@ class TransformerBlock(keras.layers.Layer):
         self.initializer_range = initializer_range
         self.layer_norm_epsilon = layer_norm_epsilon
         self.activation = get_activation(hidden_act)
+        self.inference_activation = get_activation(hidden_act,
+                                                   for_inference=True)
 
     def build(self, input_shape):
         hidden_size = input_shape[-1]
@@ -86,9 +89,15 @@ class TransformerBlock(keras.layers.Layer):
         # outputs are float16/bfloat16 while LayerNorm returns float32.
         hidden_states = self.attention_layer_norm(
             ops.cast(hidden_states, "float32") + ops.cast(attended, "float32"))
-        inner = self.intermediate_dense(hidden_states)
-        outer = self.output_dropout_layer(self.output_dense(inner),
-                                          training=training)
+        if training:
+            inner = self.intermediate_dense(hidden_states)
+            outer = self.output_dense(inner)
+        else:
+            # The same values in the form TensorFlow fuses (see fused_dense).
+            inner = fused_dense(self.intermediate_dense, hidden_states,
+                                self.inference_activation)
+            outer = fused_dense(self.output_dense, inner)
+        outer = self.output_dropout_layer(outer, training=training)
         return self.output_layer_norm(
             hidden_states + ops.cast(outer, "float32"))
 

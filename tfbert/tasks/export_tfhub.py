@@ -4,13 +4,15 @@ matching preprocessor.
     tfbert-export-tfhub --init_checkpoint=minilm-l6-h384-uncased \\
       --encoder_export_dir=saved_models/hub/minilm_encoder \\
       --preprocessor_export_dir=saved_models/hub/minilm_preprocess \\
-      [--with_mlm] [--seq_length=128]
+      [--with_mlm] [--seq_length=128] [--export_precision=bfloat16]
 
 (`python -m tasks.export_tfhub` from a checkout.) --init_checkpoint takes
 anything `BertEncoder.from_pretrained` reads. The
 encoder SavedModel works with `hub.load` and `hub.KerasLayer(...,
 trainable=True)` (tf_keras); with --with_mlm it also has the `mlm`
-sub-object (the checkpoint must have a masked-LM head). The preprocessor
+sub-object (the checkpoint must have a masked-LM head). With
+--export_precision=bfloat16 the encoder's weights and matmuls are bfloat16
+(its outputs stay float32); that export is for inference. The preprocessor
 maps raw strings to the encoder's inputs at --seq_length; see docs/tfhub.md.
 """
 
@@ -32,6 +34,10 @@ _FLAGS = (
      "Also export the masked-LM head as the encoder's `mlm` sub-object."),
     ("integer", "seq_length", 128,
      "Packed length of the preprocessor's default call."),
+    ("enum", "export_precision", "float32",
+     "Precision the encoder computes in (bfloat16: weights and matmuls in "
+     "bfloat16, LayerNorm, softmax and outputs float32; for inference).",
+     ["float32", "bfloat16"]),
 )
 
 # The masked-LM head --with_mlm exports (canonical names).
@@ -49,9 +55,11 @@ def _check_empty(flag, directory):
 
 
 def export_tfhub(init_checkpoint, encoder_export_dir=None,
-                 preprocessor_export_dir=None, with_mlm=False, seq_length=128):
+                 preprocessor_export_dir=None, with_mlm=False, seq_length=128,
+                 precision="float32"):
     """Writes the requested SavedModels; returns the directories written."""
     from tfbert.checkpoints import load_pretrainer, read_checkpoint
+    from tfbert.export import serving_model
     from tfbert.hub import export_encoder, export_preprocessor
     from tfbert.models import BertEncoder
     from tfbert.text import BertTokenizer
@@ -76,11 +84,13 @@ def export_tfhub(init_checkpoint, encoder_export_dir=None,
                 raise ValueError(
                     f"--with_mlm: {checkpoint.source} has no masked-LM head "
                     f"({_MLM_HEAD_PREFIX}* weights)")
-            pretrainer = load_pretrainer(init_checkpoint)
+            pretrainer = serving_model(load_pretrainer(init_checkpoint),
+                                       precision)
             encoder = pretrainer.encoder
         else:
             pretrainer = None
-            encoder = BertEncoder.from_pretrained(init_checkpoint)
+            encoder = serving_model(
+                BertEncoder.from_pretrained(init_checkpoint), precision)
         written.append(export_encoder(encoder, tokenizer, encoder_export_dir,
                                       pretrainer=pretrainer))
     if preprocessor_export_dir:
@@ -92,7 +102,8 @@ def export_tfhub(init_checkpoint, encoder_export_dir=None,
 def _export_from_flags():
     for directory in export_tfhub(
             FLAGS.init_checkpoint, FLAGS.encoder_export_dir,
-            FLAGS.preprocessor_export_dir, FLAGS.with_mlm, FLAGS.seq_length):
+            FLAGS.preprocessor_export_dir, FLAGS.with_mlm, FLAGS.seq_length,
+            FLAGS.export_precision):
         print(f"wrote {directory}")
     return 0
 

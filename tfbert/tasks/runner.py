@@ -31,7 +31,7 @@ FLAGS = flags.FLAGS
 # every task).
 OPTIONAL_FLAGS = frozenset({"do_predict", "pad_to_max_length",
                             "max_train_examples", "export_token_ids_only",
-                            "classifier_dropout"})
+                            "export_precision", "classifier_dropout"})
 
 # Shared flags that change what training computes; a model directory resumes
 # only a run whose values of these (and whose data) are unchanged.
@@ -135,10 +135,14 @@ class Task:
     def export(self, model, export_dir, token_ids_only):
         """Exports the trained model; returns the path written. By default a
         TF Serving SavedModel of `serving_module` (only its token-id
-        signature with `token_ids_only`)."""
-        from tfbert.export import export_saved_model
+        signature with `token_ids_only`), computing in the precision of
+        --export_precision."""
+        from tfbert.export import export_saved_model, serving_model
 
-        return export_saved_model(self.serving_module(model), export_dir,
+        precision = (self.flags.export_precision
+                     if "export_precision" in self.flags else "float32")
+        module = self.serving_module(serving_model(model, precision))
+        return export_saved_model(module, export_dir,
                                   token_ids_only=token_ids_only)
 
 
@@ -177,6 +181,10 @@ _SHARED_FLAGS = (
     ("bool", "export_token_ids_only", False,
      "Export only the token-id signature (servers without tensorflow-text "
      "ops)."),
+    ("enum", "export_precision", "float32",
+     "Precision the exported SavedModel computes in: bfloat16 runs the "
+     "matmuls in bfloat16 and stores the weights in bfloat16 (LayerNorm, "
+     "softmax and logits stay float32).", ["float32", "bfloat16"]),
     ("integer", "max_seq_length", 128, "Longest packed input, in tokens."),
     ("bool", "pad_to_max_length", False,
      "Pad every batch to max_seq_length (fixed shapes for TPU/XLA) instead "

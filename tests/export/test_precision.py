@@ -1,0 +1,165 @@
+"""Exports at each precision: the graph computes in the precision asked for,
+stays within stated bounds of the float32 export, and passes the TF Serving
+op check."""
+
+import collections
+
+import numpy as np
+import pytest
+import tensorflow as tf
+import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
+
+from tests.export.conftest import serving_module
+from tfbert.export import (EXPORT_PRECISIONS, export_saved_model,
+                           serving_model, unservable_ops)
+
+KINDS = ["classifier", "squad", "ner"]
+MATMULS = {"MatMul", "BatchMatMulV2", "BatchMatMulV3", "Einsum"}
+# bfloat16 keeps 8 significant bits; through one tiny layer the outputs
+# move by a few 1e-3 (measured: <= 4e-3); these bounds leave ~5x room.
+BOUNDS = {"classifier": ("probabilities", 2e-2),
+          "squad": ("start_logits", 2e-2),
+          "ner": ("logits", 2e-2)}
+TEXTS = {
+    "classifier": {"sentence1": ["A gripping, beautifully shot film.",
+                                 "Dull."],
+                   "sentence2": ["I loved it.", "It was fine"]},
+    "squad": {"question": ["Where is the cat?", "Who wrote it?"],
+              "context": ["The cat sat on the mat near the door.",
+                          "It was written by Ada Lovelace in 1843."]},
+    "ner": {"text": ["Ada Lovelace lived in London.", "Paris is big."]},
+}
+
+
+def matmul_dtypes(concrete_function):
+    """Counter of the element types of every matmul in a (loaded) concrete
+    function's graph, nested functions included."""
+    graph = concrete_function.graph.as_graph_def()
+    nodes = list(graph.node) + [node for function in graph.library.function
+                                for node in function.node_def]
+    return collections.Counter(
+        tf.dtypes.as_dtype(node.attr["T"].type).name for node in nodes
+        if node.op in MATMULS)
+
+
+@pytest.fixture(scope="module")
+def precision_exports(serving_modules, tokenizer, exports, tmp_path_factory):
+    """(kind, precision) -> version directory, the float32 ones being the
+    shared exports of conftest."""
+    base = tmp_path_factory.mktemp("precision_exports")
+    paths = {(kind, "float32"): exports[kind] for kind in KINDS}
+    for kind in KINDS:
+        model = serving_model(serving_modules[kind].model, "bfloat16")
+        paths[kind, "bfloat16"] = export_saved_model(
+            serving_module(kind, model, tokenizer), str(base / kind))
+    return paths
+
+
+@pytest.fixture(scope="module")
+def loaded(precision_exports):
+    return {key: tf.saved_model.load(path)
+            for key, path in precision_exports.items()}
+
+
+def test_every_precision_is_tested():
+    assert set(EXPORT_PRECISIONS) == {"float32", "bfloat16"}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("signature", ["serving_default", "serve_token_ids"])
+def test_matmuls_run_in_the_requested_precision(kind, signature,
+                                                loaded):
+    by_precision = {
+        precision: matmul_dtypes(
+            loaded[kind, precision].signatures[signature])
+        for precision in ("float32", "bfloat16")}
+    assert set(by_precision["float32"]) == {"float32"}
+    # One layer: Q, K, V, attention output, two feed-forward kernels and
+    # the two attention products; the pooler too in classifiers.
+    assert by_precision["bfloat16"]["bfloat16"] >= 8
+    # Only the logits layer stays float32.
+    assert by_precision["bfloat16"]["float32"] <= 1
+    assert sum(by_precision["bfloat16"].values()) == sum(
+        by_precision["float32"].values())
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_bfloat16_weights_are_stored_in_bfloat16(kind, loaded):
+    signature = loaded[kind, "bfloat16"].signatures["serving_default"]
+    dtypes = collections.Counter(
+        v.dtype.name for v in signature.variables
+        if v.dtype.is_floating)
+    # float32: the LayerNorm scales and offsets and the logits layer.
+    assert dtypes["bfloat16"] > dtypes["float32"]
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_bfloat16_export_stays_close_to_float32(kind, loaded):
+    output, bound = BOUNDS[kind]
+    texts = {name: tf.constant(value) for name, value in TEXTS[kind].items()}
+    results = {}
+    for precision in ("float32", "bfloat16"):
+        signatures = loaded[kind, precision].signatures
+        results[precision] = signatures["serving_default"](**texts)
+        ids = {name: tf.constant(value) for name, value in
+               _token_ids(signatures["serve_token_ids"]).items()}
+        results[precision, "ids"] = signatures["serve_token_ids"](**ids)
+    if kind == "classifier":
+        served = results["bfloat16"][output].numpy()
+        reference = results["float32"][output].numpy()
+        assert served.dtype == np.float32
+        np.testing.assert_allclose(served, reference, atol=bound)
+        assert not np.array_equal(served, reference)
+    else:
+        assert {name: value.dtype for name, value in
+                results["bfloat16"].items()} == {
+            name: value.dtype for name, value in results["float32"].items()}
+    served = results["bfloat16", "ids"][output].numpy()
+    reference = results["float32", "ids"][output].numpy()
+    assert served.dtype == np.float32
+    np.testing.assert_allclose(served, reference, atol=bound)
+    assert not np.array_equal(served, reference)
+
+
+def _token_ids(signature):
+    """A valid two-row request for a `serve_token_ids` signature."""
+    _, specs = signature.structured_input_signature
+    length = specs["input_word_ids"].shape[1]
+    ids = np.zeros([2, length], np.int32)
+    ids[:, :6] = [[101, 7592, 2088, 102, 2129, 102],
+                  [101, 3000, 2003, 2502, 1012, 102]]
+    mask = (ids != 0).astype(np.int32)
+    return {"input_word_ids": ids, "input_mask": mask,
+            "input_type_ids": np.zeros_like(ids)}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_serving_op_check_passes_at_every_precision(kind, precision_exports):
+    for precision in EXPORT_PRECISIONS:
+        assert unservable_ops(precision_exports[kind, precision]) == []
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_every_precision_answers_when_loaded_as_tf_serving_loads(
+        kind, precision_exports):
+    """TF Serving's loader restores the variables with the SavedModel's
+    restore op and runs the signatures in a Session: the signatures must
+    read the variables that op fills (an export that tracked Keras
+    variables instead of their tf.Variables failed here)."""
+    texts = TEXTS[kind]
+    for precision in EXPORT_PRECISIONS:
+        with tf.Graph().as_default(), tf.compat.v1.Session() as session:
+            meta_graph = tf.compat.v1.saved_model.loader.load(
+                session, ["serve"], precision_exports[kind, precision])
+            signature = meta_graph.signature_def["serving_default"]
+            feeds = {signature.inputs[name].name: value
+                     for name, value in texts.items()}
+            outputs = session.run(
+                {name: info.name for name, info in signature.outputs.items()},
+                feeds)
+        assert all(len(value) == 2 for value in outputs.values())
+
+
+def test_unknown_precision_is_refused(serving_modules):
+    with pytest.raises(ValueError, match="int4"):
+        serving_model(serving_modules["classifier"].model, "int4")

@@ -1,0 +1,47 @@
+"""A Keras `Dense` layer's computation in the form TensorFlow fuses."""
+
+import keras
+from keras import ops
+
+
+def _bias_add(x, bias):
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        # BiasAdd, not AddV2: with the bias read from a variable, TensorFlow's
+        # oneDNN rewrite fuses MatMul + BiasAdd (+ GELU) only in this form.
+        return tf.nn.bias_add(x, bias)
+    return x + bias
+
+
+def fused_dense(dense, inputs, activation=None):
+    """`activation(inputs @ kernel + bias)` for a built `keras.layers.Dense`
+    (the layer's own activation is not applied: pass it, or a function of
+    the same values, as `activation`), as one 2-D matmul,
+    a bias add and the activation: the pattern TensorFlow's oneDNN rewrite
+    turns into one fused kernel. Keras's Dense hides it (its tensordot puts a
+    reshape between the matmul and the bias, and it adds the bias with
+    AddV2), and so does a custom gradient (tfbert's memory-lean GELU). For
+    inference graphs; training keeps the Dense layers and lean gradients.
+
+    Measured (CPU time, MiniLM's [32, 50, 384] x [384, 1536] with exact
+    GELU): float32 27.9 -> 21.6 ms, bfloat16 36.3 -> 12.6 ms (an unfused
+    bfloat16 GELU costs twice the matmul).
+
+    Args:
+      dense: a built `keras.layers.Dense` with a bias.
+      inputs: [..., in_features].
+      activation: None or an elementwise function (without custom gradient).
+
+    Returns:
+      [..., units] in the layer's compute dtype.
+    """
+    dtype = dense.compute_dtype
+    shape = ops.shape(inputs)
+    outputs = ops.matmul(
+        ops.reshape(ops.cast(inputs, dtype), (-1, shape[-1])),
+        ops.cast(dense.kernel, dtype))
+    outputs = _bias_add(outputs, ops.cast(dense.bias, dtype))
+    if activation is not None:
+        outputs = activation(outputs)
+    return ops.reshape(outputs, (*shape[:-1], dense.units))
