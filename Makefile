@@ -23,12 +23,18 @@ install: $(STAMP)
 demo: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m tasks.demo
 
+# One pytest worker per core (at most 4: each holds a TensorFlow runtime of
+# ~3 GB); a test file's tests stay on one worker, so its module fixtures are
+# built once.
+PYTEST := TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n auto --maxprocesses=4 \
+	--dist loadfile
+
 test: $(STAMP)
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q tests
+	$(PYTEST) tests
 
 # The quick inner loop: everything but the slow end-to-end runs.
 test-fast: $(STAMP)
-	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -m "not slow" tests
+	$(PYTEST) -m "not slow" tests
 
 # The benchmarks, with the settings benchmarks/RESULTS.md reports, one line
 # per table in the order of RESULTS.md (hours on this 2-core CPU).

@@ -54,6 +54,8 @@ setup(
                   "onnxruntime>=1.18"],
         "test": [
             "pytest>=8",
+            # `make test` runs the suite on every core (two here).
+            "pytest-xdist>=3.5",
             # The fuzz tests of the tokenizer and the raw-text export.
             "hypothesis>=6.100",
             # The CPU wheel on this machine's disk; a bare "torch" would pull
