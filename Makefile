@@ -23,11 +23,13 @@ install: $(STAMP)
 demo: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m tasks.demo
 
-# One pytest worker per core (at most 4: each holds a TensorFlow runtime of
-# ~3 GB); a test file's tests stay on one worker, so its module fixtures are
-# built once.
-PYTEST := TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n auto --maxprocesses=4 \
-	--dist loadfile
+# Four pytest workers: most tests are single-threaded Python (tracing, tiny
+# models, subprocess start-up), so two per core keep both cores busy; each
+# holds a TensorFlow runtime of ~3 GB. A test file's tests stay on one
+# worker (its module fixtures are built once), and files start in the order
+# tests/conftest.py gives them (most `slow` tests first).
+PYTEST := TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n 4 --dist loadfile \
+	--no-loadscope-reorder
 
 test: $(STAMP)
 	$(PYTEST) tests

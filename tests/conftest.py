@@ -15,6 +15,21 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from zoo_checkpoints import zoo_checkpoints  # noqa: E402,F401
 
 
+def pytest_collection_modifyitems(items):
+    """Test files with the most `slow` tests first, each file's tests in their
+    own order. `make test` hands whole files to its workers in this order
+    (`--dist loadfile --no-loadscope-reorder`), so the long end-to-end files
+    start early and the many short ones fill in around them, instead of one
+    worker finishing a long file alone at the end."""
+    slow = {}
+    for item in items:
+        slow.setdefault(item.path, 0)
+        slow[item.path] += item.get_closest_marker("slow") is not None
+    rank = {path: i for i, path in enumerate(
+        sorted(slow, key=lambda path: -slow[path]))}
+    items.sort(key=lambda item: rank[item.path])
+
+
 def _shared_data_dir():
     return Path(os.environ.get("TFBERT_DATA_DIR",
                                REPO_ROOT.parent / "shared" / "data"))
