@@ -57,6 +57,7 @@ def _documented_difference(text, ours, hf):
 
 @FUZZ
 @given(texts=st.lists(_TEXT, min_size=1, max_size=4))
+@pytest.mark.slow
 def test_tokenizer_matches_hf(tokenizers, texts):
     ours, hf = tokenizers
     got = ours.tokenize(tf.constant(texts)).to_list()
@@ -87,6 +88,7 @@ def served(tmp_path_factory, tiny_checkpoint):
 
 @FUZZ
 @given(texts=st.lists(_TEXT, min_size=0, max_size=5))
+@pytest.mark.slow
 def test_export_answers_any_text(served, texts):
     out = served(sentence=tf.constant(texts, dtype=tf.string))
     probabilities = out["probabilities"].numpy()

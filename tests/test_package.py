@@ -1,5 +1,7 @@
 """`import tfbert`: what it registers with Keras and what it leaves out."""
 
+import pytest
+
 CHECK_IMPORT = r"""
 import importlib, inspect, json, pkgutil, sys
 import keras
@@ -23,6 +25,7 @@ print(json.dumps({"optional": optional,
 """
 
 
+@pytest.mark.slow
 def test_import_registers_every_keras_class_and_no_optional_package(
         run_fresh_python):
     result = run_fresh_python(CHECK_IMPORT)

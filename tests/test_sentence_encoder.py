@@ -42,6 +42,7 @@ def test_reads_sentence_transformers_settings(minilm_sentence_encoder):
     assert minilm_sentence_encoder.preprocessor.seq_length == 256
 
 
+@pytest.mark.slow
 def test_matches_sentence_transformers(minilm_sentence_encoder, minilm_dir,
                                        sentences):
     ours = minilm_sentence_encoder.encode(sentences, batch_size=32)
@@ -52,6 +53,7 @@ def test_matches_sentence_transformers(minilm_sentence_encoder, minilm_dir,
     assert _cosines(ours, theirs).min() >= 0.99999
 
 
+@pytest.mark.slow
 def test_cls_pooling_matches_sentence_transformers(minilm_dir, sentences):
     ours = SentenceEncoder.from_pretrained(minilm_dir, pooling="cls",
                                            normalize=False)

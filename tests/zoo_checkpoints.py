@@ -16,7 +16,9 @@ Every directory has `config.json` (with `model_type`), the model weights and
 the tokenizer files, i.e. what `save_pretrained` of a real checkpoint gives.
 """
 
+import fcntl
 import itertools
+import os
 import re
 import shutil
 from pathlib import Path
@@ -25,6 +27,7 @@ import pytest
 
 # Small enough to train in a few seconds, big enough that real text is split
 # into many multi-piece words (so merges and Viterbi paths are exercised).
+FAMILIES = ("bert", "distilbert", "electra", "roberta", "albert")
 WIKIPEDIA_FILES = ("wiki_00", "wiki_01")
 BPE_VOCAB_SIZE = 4000
 SENTENCEPIECE_VOCAB_SIZE = 4000
@@ -120,11 +123,9 @@ def save_albert_checkpoint(data_dir, directory):
     return directory
 
 
-@pytest.fixture(scope="session")
-def zoo_checkpoints(tmp_path_factory, shared_data_dir, minilm_dir):
-    """{model_type: directory of a tiny HF checkpoint} for bert, distilbert,
-    electra, roberta and albert, tokenizers trained or real as above."""
-    root = tmp_path_factory.mktemp("zoo")
+def save_zoo(root, shared_data_dir, minilm_dir):
+    """Writes every family's checkpoint under `root`; returns
+    {model_type: directory}."""
     vocab = minilm_dir / "vocab.txt"
     return {
         "bert": save_wordpiece_checkpoint("bert", vocab, root / "bert"),
@@ -135,6 +136,28 @@ def zoo_checkpoints(tmp_path_factory, shared_data_dir, minilm_dir):
         "roberta": save_roberta_checkpoint(shared_data_dir, root / "roberta"),
         "albert": save_albert_checkpoint(shared_data_dir, root / "albert"),
     }
+
+
+@pytest.fixture(scope="session")
+def zoo_checkpoints(tmp_path_factory, shared_data_dir, minilm_dir):
+    """{model_type: directory of a tiny HF checkpoint} for bert, distilbert,
+    electra, roberta and albert, tokenizers trained or real as above.
+
+    Under pytest-xdist the first worker to ask writes them into the run's
+    common temporary directory and the others read them (the checkpoints
+    are only read)."""
+    if "PYTEST_XDIST_WORKER" not in os.environ:
+        return save_zoo(tmp_path_factory.mktemp("zoo"), shared_data_dir,
+                        minilm_dir)
+    common = tmp_path_factory.getbasetemp().parent
+    root = common / "zoo"
+    with open(common / "zoo.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (common / "zoo.done").exists():
+            shutil.rmtree(root, ignore_errors=True)
+            save_zoo(root, shared_data_dir, minilm_dir)
+            (common / "zoo.done").touch()
+    return {name: root / name for name in FAMILIES}
 
 
 GLUE_FILES = (("SST-2", "train"), ("SST-2", "dev"), ("CoLA", "train"),

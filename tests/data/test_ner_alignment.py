@@ -14,6 +14,7 @@ def tokenizer(minilm_dir):
     return BertTokenizer.from_pretrained(minilm_dir)
 
 
+@pytest.mark.slow
 def test_round_trip_on_all_of_conll2003(shared_data_dir, tokenizer):
     sentences = (read_conll(shared_data_dir / "conll2003" / "train.txt")
                  + read_conll(shared_data_dir / "conll2003" / "valid.txt"))

@@ -90,8 +90,13 @@ def test_static_masking_statistics(documents, tokenizer, whole_word):
                             tokenizer)
 
 
+def _is_continuation(tokenizer):
+    """Per id: whether the token continues a word ("##...")."""
+    return [t.startswith("##") for t in tokenizer.vocabulary]
+
+
 def _assert_selection_size(original, positions, length, whole_word,
-                           tokenizer):
+                           tokenizer, continuation):
     """Exactly round(0.15 * length) tokens; with whole words, at most that
     many, and no unselected word would still have fitted (words are taken
     while they fit)."""
@@ -100,7 +105,6 @@ def _assert_selection_size(original, positions, length, whole_word,
         assert len(positions) == target
         return
     assert len(positions) <= target
-    continuation = [t.startswith("##") for t in tokenizer.vocabulary]
     special = (tokenizer.cls_id, tokenizer.sep_id)
     words = []
     for i in range(length):
@@ -119,7 +123,7 @@ def _assert_selection_size(original, positions, length, whole_word,
 
 
 def _assert_whole_words(originals, positions_list, tokenizer):
-    continuation = np.array([t.startswith("##") for t in tokenizer.vocabulary])
+    continuation = np.array(_is_continuation(tokenizer))
     multi_piece_words_masked = 0
     for original, positions in zip(originals, positions_list):
         chosen = set(positions)
@@ -198,6 +202,7 @@ def _dynamic_batches(documents, tokenizer, whole_word, n=30):
 @pytest.mark.parametrize("whole_word", [False, True])
 def test_dynamic_masking_statistics(documents, tokenizer, whole_word):
     _, batches = _dynamic_batches(documents, tokenizer, whole_word)
+    continuation = _is_continuation(tokenizer)
     originals, inputs, positions_list, nsp = [], [], [], []
     for b in batches:
         for row in range(len(b["input_ids"])):
@@ -216,7 +221,7 @@ def test_dynamic_masking_statistics(documents, tokenizer, whole_word):
             _check_packing(original, list(b["segment_ids"][row][:length]),
                            tokenizer.cls_id, tokenizer.sep_id)
             _assert_selection_size(original, positions, length, whole_word,
-                                   tokenizer)
+                                   tokenizer, continuation)
             originals.append(original)
             inputs.append(list(b["input_ids"][row]))
             positions_list.append(positions)

@@ -14,6 +14,7 @@ def loaded(exports):
             for kind in ("classifier", "regressor")}
 
 
+@pytest.mark.slow
 def test_regression_export_serves_the_model_score(loaded, serving_modules):
     module = serving_modules["regressor"]
     features = module._untracked.preprocessor(tf.constant(SENTENCES))

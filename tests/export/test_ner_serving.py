@@ -115,6 +115,7 @@ def test_exported_model_tags_like_python_in_a_fresh_process(
 
 
 @pytest.mark.parametrize("use_crf", [False, True])
+@pytest.mark.slow
 def test_every_word_of_a_long_text_is_tagged_as_tasks_ner_evaluates(
         tokenizer, shared_data_dir, use_crf):
     words = []

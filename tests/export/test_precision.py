@@ -13,6 +13,10 @@ from tests.export.conftest import serving_module
 from tfbert.export import (EXPORT_PRECISIONS, export_saved_model,
                            serving_model, unservable_ops)
 
+# Every test exports and loads SavedModels in both precisions (a module
+# fixture, ~45 s on a busy machine).
+pytestmark = pytest.mark.slow
+
 KINDS = ["classifier", "squad", "ner"]
 MATMULS = {"MatMul", "BatchMatMulV2", "BatchMatMulV3", "Einsum"}
 # bfloat16 keeps 8 significant bits; through one tiny layer the outputs

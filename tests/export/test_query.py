@@ -8,6 +8,10 @@ import tensorflow as tf
 
 from tfbert.export import query
 
+# Every test queries the SavedModels a session fixture exports first (the
+# `exports` fixture, ~45 s on a busy machine).
+pytestmark = pytest.mark.slow
+
 QUERIES = {
     "classifier": {"sentence1": ["He left.", "Fine."],
                    "sentence2": ["He went away.", "Bad."]},

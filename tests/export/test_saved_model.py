@@ -15,6 +15,10 @@ import pytest
 
 from tfbert.export import export_saved_model
 
+# Every test writes or reads a real SavedModel (most through the `exports`
+# fixture, ~45 s on a busy machine).
+pytestmark = pytest.mark.slow
+
 # Loads a SavedModel and calls serve_token_ids in a process where
 # `import tensorflow_text` fails, as in a runtime without tf-text ops.
 _LOAD_WITHOUT_TF_TEXT = textwrap.dedent("""
@@ -61,7 +65,6 @@ def test_export_holds_inference_weights_only(kind, serving_modules, exports):
     assert size <= 1.1 * parameter_bytes
 
 
-@pytest.mark.slow
 def test_version_dir_follows_the_umask_and_another_user_can_load_it(
         serving_modules):
     base = tempfile.mkdtemp()
@@ -116,7 +119,6 @@ def test_stale_staging_dirs_are_removed_live_ones_kept(serving_modules,
     assert path == str(tmp_path / "1")
 
 
-@pytest.mark.slow
 def test_token_ids_only_export_loads_without_tensorflow_text(
         serving_modules, exports, tmp_path):
     module = serving_modules["ner"]

@@ -18,6 +18,7 @@ def loaded(exports):
 
 
 @pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.slow
 def test_one_naming_scheme_and_fixed_length_token_ids(kind, loaded,
                                                       serving_modules):
     signatures = loaded[kind].signatures

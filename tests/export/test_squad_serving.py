@@ -115,6 +115,7 @@ def _assert_same_answers(served, expected, examples, version_2):
         assert "no_answer_probability" not in served
 
 
+@pytest.mark.slow
 def test_v1_module_matches_python(setup):
     examples = setup[2]
     threshold, expected = _expected(setup, version_2=False)
@@ -154,6 +155,7 @@ def test_exported_v2_model_matches_python_in_a_fresh_process(setup, tmp_path,
 
 
 @pytest.mark.parametrize("version_2", [False, True])
+@pytest.mark.slow
 def test_contexts_without_tokens_have_no_answer(setup, version_2):
     serve = _module(setup, version_2, 0.0).signatures()["serving_default"]
     for contexts in ([], [""], ["   \t\n"], ["\u200b\u200b"],

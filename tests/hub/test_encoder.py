@@ -7,6 +7,10 @@ import tensorflow as tf
 
 from tfbert.text import BertPreprocessor
 
+# Every test reads the TF Hub exports of the `tfbert_hub` fixture (~40 s on
+# a busy machine to write).
+pytestmark = pytest.mark.slow
+
 TOLERANCE = 1e-5
 
 
@@ -125,7 +129,6 @@ def _doc_snippet():
     return text[start + len("```python\n"):text.index("```", start + 10)]
 
 
-@pytest.mark.slow
 def test_doc_example_fine_tunes_the_encoder(tfbert_hub, run_tf_keras):
     snippet = _doc_snippet()
     assert len(snippet.strip().splitlines()) <= 12
@@ -164,7 +167,6 @@ classifier.fit(data, np.array([1, 0]), epochs=1, verbose=0)
 """
 
 
-@pytest.mark.slow
 def test_model_garden_classifier_fine_tunes_the_encoder(tfbert_hub,
                                                         run_tf_keras):
     result = run_tf_keras(_MODEL_GARDEN_CLASSIFIER + _FINE_TUNE_CHECK,

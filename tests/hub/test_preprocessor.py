@@ -75,6 +75,7 @@ def loaded(tfbert_hub):
     return tf.saved_model.load(str(tfbert_hub["preprocessor_dir"]))
 
 
+@pytest.mark.slow
 def test_root_call_equals_bert_preprocessor_on_real_text(
         loaded, tfbert_hub, sst2_sentences):
     texts = tf.constant(sst2_sentences)

@@ -32,6 +32,7 @@ def classifier(tiny_checkpoint):
     return model
 
 
+@pytest.mark.slow
 def test_logits_are_the_classifier_on_the_preprocessed_text(classifier):
     expected = classifier.classifier(classifier.preprocessor(
         tf.constant(TEXTS[:3])))
@@ -51,6 +52,7 @@ def test_auto_optimizer_schedule_spans_the_fit_call(classifier):
     assert isinstance(classifier.loss, keras.losses.SparseCategoricalCrossentropy)
 
 
+@pytest.mark.slow
 def test_saved_model_loads_in_a_fresh_process(classifier, tmp_path,
                                               run_fresh_python):
     path = tmp_path / "classifier.keras"
@@ -67,6 +69,7 @@ def test_saved_model_loads_in_a_fresh_process(classifier, tmp_path,
     assert loaded["steps"] == 4 and loaded["optimizer"] == "AdamW"
 
 
+@pytest.mark.slow
 def test_pair_regression(tiny_checkpoint):
     keras.utils.set_random_seed(0)
     model = tfbert.BertTextClassifier.from_pretrained(

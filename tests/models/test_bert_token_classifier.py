@@ -2,6 +2,7 @@
 
 import keras
 import numpy as np
+import pytest
 
 from tfbert.config import BertConfig
 from tfbert.models import BertEncoder, BertTokenClassifier
@@ -36,6 +37,7 @@ def test_crf_model_saves_and_loads(tmp_path):
                                atol=1e-6)
 
 
+@pytest.mark.slow
 def test_crf_fit_lowers_loss_and_decodes_valid_tags():
     # Seeded: initial weights and dropout masks, hence the fitted tags.
     keras.utils.set_random_seed(0)

@@ -125,6 +125,7 @@ def test_sequence_output_matches_hf(family, tmp_path):
 
 @pytest.mark.parametrize("family",
                          ["albert", "distilbert", "electra", "roberta"])
+@pytest.mark.slow
 def test_save_pretrained_is_the_family_hf_layout(family, tmp_path):
     hf_class, hf_config, tfbert_class, with_segments = FAMILIES[family]
     model = _save(family, tmp_path / "hf")

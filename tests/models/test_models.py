@@ -105,6 +105,7 @@ def test_padding_does_not_change_real_positions():
 
 
 @pytest.mark.parametrize("name", sorted(MODELS))
+@pytest.mark.slow
 def test_keras_save_and_load(name, tmp_path):
     build, make_inputs = MODELS[name]
     model = build()

@@ -33,11 +33,14 @@ def run_task(task_class, argv):
 
 def write_glue_subset(shared_data_dir, task, out_dir, n_train=48, n_dev=24,
                       with_test=False):
-    """Copies the first rows of a real GLUE task into OUT_DIR/<TASK>/."""
+    """Copies the first rows of a real GLUE task into OUT_DIR/<TASK>/ (no
+    dev split with `n_dev=0`)."""
     spec = glue_data.get_task(task)
     target = out_dir / spec.directory
     target.mkdir(parents=True, exist_ok=True)
     for split, n in (("train", n_train), ("dev", n_dev)):
+        if not n:
+            continue
         source = glue_data.split_path(shared_data_dir / "glue", task, split)
         lines = open(source, encoding="utf-8-sig").read().splitlines()
         keep = lines[: n + int(spec.has_header)]
@@ -57,3 +60,11 @@ def sst2_dir(shared_data_dir, tmp_path_factory):
     """48 train / 24 dev / 24 test rows of the real SST-2."""
     return write_glue_subset(shared_data_dir, "sst2",
                              tmp_path_factory.mktemp("glue"), with_test=True)
+
+
+@pytest.fixture(scope="session")
+def sst2_train_dir(shared_data_dir, tmp_path_factory):
+    """The same 48 SST-2 training rows alone: a run without dev data does
+    not evaluate after each epoch."""
+    return write_glue_subset(shared_data_dir, "sst2",
+                             tmp_path_factory.mktemp("glue_train"), n_dev=0)

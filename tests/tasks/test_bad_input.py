@@ -138,6 +138,7 @@ def test_model_dir_in_use(capsys, tmp_path, glue):
         _refused(capsys, GlueTask, glue(), "in use", str(os.getpid()))
 
 
+@pytest.mark.slow
 def test_rerun_with_other_flags_names_what_changed(capsys, tmp_path, glue):
     from tests.tasks.conftest import run_task
 

@@ -37,6 +37,7 @@ def _run(*args):
         env=dict(os.environ, PYTHONPATH=REPO_ROOT))
 
 
+@pytest.mark.slow
 def test_cli_converts_hf_to_tf1_with_heads(source, tmp_path):
     result = _run(f"--input={source}", f"--output_dir={tmp_path / 'tf1'}",
                   "--format=tf1", "--with_heads")
@@ -51,6 +52,7 @@ def test_cli_converts_hf_to_tf1_with_heads(source, tmp_path):
     assert (tmp_path / "tf1" / "vocab.txt").read_text().split() == VOCAB
 
 
+@pytest.mark.slow
 def test_cli_reports_bad_arguments(tmp_path):
     result = _run(f"--input={tmp_path / 'missing'}",
                   f"--output_dir={tmp_path / 'out'}")

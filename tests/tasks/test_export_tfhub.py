@@ -101,6 +101,7 @@ def test_bfloat16_encoder_computes_in_bfloat16_near_float32(
     (["--encoder_export_dir={tmp}"],
      "--encoder_export_dir: .* exists and is not empty"),
 ])
+@pytest.mark.slow
 def test_cli_errors_are_one_line(tiny_checkpoint, tmp_path, args, message):
     (tmp_path / "file").write_text("x")
     result = _run(f"--init_checkpoint={tiny_checkpoint}",

@@ -66,6 +66,7 @@ def test_decoder_is_tied_to_the_word_embeddings():
     assert changed[50] > 100 * np.delete(changed, 50).max()
 
 
+@pytest.mark.slow
 def test_tiny_model_learns_above_unigram_baseline(corpus):
     from tfbert.tasks.pretraining import loss_and_metrics
 
@@ -125,6 +126,7 @@ def _run(module, *args):
     return result.stdout + result.stderr
 
 
+@pytest.mark.slow
 def test_scripts_end_to_end(corpus, tmp_path):
     vocab = str(corpus / "vocab.txt")
     config = tmp_path / "config.json"

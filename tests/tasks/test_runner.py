@@ -2,11 +2,13 @@
 
 Each case runs the whole GLUE lifecycle in this process on 48 real SST-2
 sentences with a tiny encoder and compares one observable with a baseline
-run of the same arguments without the flag.
+run of the same arguments without the flag. Cases about training use a data
+directory without dev data (`sst2_train_dir`), so they do not also evaluate
+after every epoch; cases about evaluation, prediction and the best model use
+`sst2_dir`.
 """
 
 import json
-import os
 
 import numpy as np
 import pytest
@@ -28,16 +30,16 @@ def _args(tiny_checkpoint, data_dir, model_dir, *extra):
 
 
 @pytest.fixture(scope="module")
-def baseline(tmp_path_factory, tiny_checkpoint, sst2_dir):
+def baseline(tmp_path_factory, tiny_checkpoint, sst2_train_dir):
     model_dir = tmp_path_factory.mktemp("baseline")
-    task, prepared = run_task(GlueTask, _args(tiny_checkpoint, sst2_dir,
+    task, prepared = run_task(GlueTask, _args(tiny_checkpoint, sst2_train_dir,
                                               model_dir))
     return {"weights": prepared.model.get_weights(), "task": task,
             "prepared": prepared, "model_dir": model_dir}
 
 
-def _run(tmp_path, tiny_checkpoint, sst2_dir, *extra):
-    return run_task(GlueTask, _args(tiny_checkpoint, sst2_dir,
+def _run(tmp_path, tiny_checkpoint, data_dir, *extra):
+    return run_task(GlueTask, _args(tiny_checkpoint, data_dir,
                                     tmp_path / "model", *extra))
 
 
@@ -45,8 +47,9 @@ def _differs(weights, other):
     return any(not np.array_equal(a, b) for a, b in zip(weights, other))
 
 
-def test_runs_are_reproducible(tmp_path, tiny_checkpoint, sst2_dir, baseline):
-    _, prepared = _run(tmp_path, tiny_checkpoint, sst2_dir)
+def test_runs_are_reproducible(tmp_path, tiny_checkpoint, sst2_train_dir,
+                               baseline):
+    _, prepared = _run(tmp_path, tiny_checkpoint, sst2_train_dir)
     for a, b in zip(prepared.model.get_weights(), baseline["weights"]):
         np.testing.assert_array_equal(a, b)
 
@@ -57,8 +60,8 @@ def test_runs_are_reproducible(tmp_path, tiny_checkpoint, sst2_dir, baseline):
     "--max_seq_length=8", "--mixed_precision=bfloat16",
     "--classifier_dropout=0.5"])
 def test_training_flags_change_the_trained_weights(
-        tmp_path, tiny_checkpoint, sst2_dir, baseline, flag):
-    _, prepared = _run(tmp_path, tiny_checkpoint, sst2_dir, flag)
+        tmp_path, tiny_checkpoint, sst2_train_dir, baseline, flag):
+    _, prepared = _run(tmp_path, tiny_checkpoint, sst2_train_dir, flag)
     assert _differs(prepared.model.get_weights(), baseline["weights"])
 
 
@@ -72,16 +75,16 @@ def _updates(prepared):
     ("--train_batch_size=16", lambda n, base: n < base),
     ("--max_train_examples=16", lambda n, base: n < base)])
 def test_flags_that_set_the_number_of_steps(tmp_path, tiny_checkpoint,
-                                            sst2_dir, baseline, flag,
+                                            sst2_train_dir, baseline, flag,
                                             relation):
-    task, prepared = _run(tmp_path, tiny_checkpoint, sst2_dir, flag)
+    task, prepared = _run(tmp_path, tiny_checkpoint, sst2_train_dir, flag)
     assert relation(_updates(prepared), _updates(baseline["prepared"]))
     if flag.startswith("--max_train_examples"):
         assert len(task.train_examples) == 16
 
 
 def test_layerwise_lr_decay_moves_lower_layers_less(
-        tmp_path, tiny_checkpoint, sst2_dir, baseline):
+        tmp_path, tiny_checkpoint, sst2_train_dir, baseline):
     from tfbert.models import BertEncoder
 
     initial = BertEncoder.from_pretrained(str(tiny_checkpoint))
@@ -90,7 +93,7 @@ def test_layerwise_lr_decay_moves_lower_layers_less(
     def moved(model):
         return np.abs(model.encoder.embeddings.word_embeddings.numpy()
                       - start).sum()
-    _, prepared = _run(tmp_path, tiny_checkpoint, sst2_dir,
+    _, prepared = _run(tmp_path, tiny_checkpoint, sst2_train_dir,
                        "--layerwise_lr_decay=0.1")
     assert moved(prepared.model) < 0.1 * moved(baseline["prepared"].model)
 
@@ -118,8 +121,8 @@ def test_eval_batch_size(tmp_path, tiny_checkpoint, sst2_dir):
     assert sizes == [5, 5, 5, 5, 4]
 
 
-def test_checkpoint_steps(tmp_path, tiny_checkpoint, sst2_dir, baseline):
-    _, prepared = _run(tmp_path, tiny_checkpoint, sst2_dir,
+def test_checkpoint_steps(tmp_path, tiny_checkpoint, sst2_train_dir, baseline):
+    _, prepared = _run(tmp_path, tiny_checkpoint, sst2_train_dir,
                        "--checkpoint_steps=2")
     batches = _updates(prepared)
     assert batches == _updates(baseline["prepared"])
@@ -128,29 +131,30 @@ def test_checkpoint_steps(tmp_path, tiny_checkpoint, sst2_dir, baseline):
     assert latest.endswith(f"ckpt-{-(-batches // 2)}")
 
 
-def test_distribution_strategy(tmp_path, tiny_checkpoint, sst2_dir):
-    _, prepared = _run(tmp_path, tiny_checkpoint, sst2_dir,
+def test_distribution_strategy(tmp_path, tiny_checkpoint, sst2_train_dir):
+    _, prepared = _run(tmp_path, tiny_checkpoint, sst2_train_dir,
                        "--distribution_strategy=mirrored")
     assert isinstance(prepared.strategy, tf.distribute.MirroredStrategy)
 
 
-def test_num_gpus_is_read(tmp_path, tiny_checkpoint, sst2_dir):
+def test_num_gpus_is_read(tmp_path, tiny_checkpoint, sst2_train_dir):
     # No GPU here: asking for one fails before training.
     with pytest.raises(ValueError, match="num_gpus=1"):
-        _run(tmp_path, tiny_checkpoint, sst2_dir, "--num_gpus=1")
+        _run(tmp_path, tiny_checkpoint, sst2_train_dir, "--num_gpus=1")
 
 
-def test_tpu_needs_the_tpu_strategy(tmp_path, tiny_checkpoint, sst2_dir):
+def test_tpu_needs_the_tpu_strategy(tmp_path, tiny_checkpoint, sst2_train_dir):
     with pytest.raises(runner.UserError, match="--tpu"):
-        _run(tmp_path, tiny_checkpoint, sst2_dir, "--tpu=grpc://10.0.0.2:8470")
+        _run(tmp_path, tiny_checkpoint, sst2_train_dir,
+             "--tpu=grpc://10.0.0.2:8470")
 
 
 @pytest.mark.parametrize("flag, attribute, value", [
     ("--jit_compile", "jit_compile", True),
     ("--steps_per_execution=3", "steps_per_execution", 3)])
-def test_compile_flags(tmp_path, tiny_checkpoint, sst2_dir, baseline, flag,
-                       attribute, value):
-    _, prepared = _run(tmp_path, tiny_checkpoint, sst2_dir, flag)
+def test_compile_flags(tmp_path, tiny_checkpoint, sst2_train_dir, baseline,
+                       flag, attribute, value):
+    _, prepared = _run(tmp_path, tiny_checkpoint, sst2_train_dir, flag)
     assert getattr(prepared.model, attribute) == value
     assert getattr(baseline["prepared"].model, attribute) != value
     # The same training: XLA reorders float sums, and Adam turns tiny
@@ -159,7 +163,8 @@ def test_compile_flags(tmp_path, tiny_checkpoint, sst2_dir, baseline, flag,
         np.testing.assert_allclose(a, b, atol=1e-2)
 
 
-def test_init_checkpoint(tmp_path, sst2_dir, tiny_checkpoint, minilm_dir):
+def test_init_checkpoint(tmp_path, sst2_train_dir, tiny_checkpoint,
+                         minilm_dir):
     from tfbert import BertConfig, BertEncoder, BertTokenizer
 
     other = tmp_path / "other"
@@ -167,11 +172,12 @@ def test_init_checkpoint(tmp_path, sst2_dir, tiny_checkpoint, minilm_dir):
                            num_heads=2, intermediate_size=32,
                            max_position_embeddings=64)).save_pretrained(
         other, tokenizer=BertTokenizer.from_pretrained(minilm_dir))
-    _, prepared = run_task(GlueTask, _args(other, sst2_dir, tmp_path / "m"))
+    _, prepared = run_task(GlueTask, _args(other, sst2_train_dir,
+                                           tmp_path / "m"))
     assert prepared.model.encoder.config.hidden_size == 16
 
 
-def test_vocab_file_and_do_lower_case(tmp_path, sst2_dir, minilm_dir):
+def test_vocab_file_and_do_lower_case(tmp_path, sst2_train_dir, minilm_dir):
     from tfbert import BertConfig, BertEncoder
 
     bare = tmp_path / "no_vocab"
@@ -179,13 +185,13 @@ def test_vocab_file_and_do_lower_case(tmp_path, sst2_dir, minilm_dir):
                            num_heads=2, intermediate_size=32,
                            max_position_embeddings=64)).save_pretrained(bare)
     with pytest.raises(runner.UserError, match="--vocab_file"):
-        run_task(GlueTask, _args(bare, sst2_dir, tmp_path / "a"))
+        run_task(GlueTask, _args(bare, sst2_train_dir, tmp_path / "a"))
     vocab = minilm_dir / "vocab.txt"
-    task, _ = run_task(GlueTask, _args(bare, sst2_dir, tmp_path / "b",
+    task, _ = run_task(GlueTask, _args(bare, sst2_train_dir, tmp_path / "b",
                                        f"--vocab_file={vocab}",
                                        "--nodo_lower_case"))
     assert task.preprocessor.tokenizer.lowercase is False
-    task, _ = run_task(GlueTask, _args(bare, sst2_dir, tmp_path / "c",
+    task, _ = run_task(GlueTask, _args(bare, sst2_train_dir, tmp_path / "c",
                                        f"--vocab_file={vocab}"))
     assert task.preprocessor.tokenizer.lowercase is True
 
@@ -207,23 +213,26 @@ def test_do_flags_and_model_dir(tmp_path, tiny_checkpoint, sst2_dir):
     assert len(rows) == 25
 
 
-def test_export_dir_and_token_ids_only(tmp_path, tiny_checkpoint, sst2_dir):
+def test_export_dir_and_token_ids_only(tmp_path, tiny_checkpoint,
+                                       sst2_train_dir):
     export_dir = tmp_path / "export"
-    _run(tmp_path, tiny_checkpoint, sst2_dir, f"--export_dir={export_dir}")
+    _run(tmp_path, tiny_checkpoint, sst2_train_dir,
+         f"--export_dir={export_dir}")
     loaded = tf.saved_model.load(str(export_dir / "1"))
     assert {"serving_default", "serve_token_ids"} <= set(loaded.signatures)
     model_dir = tmp_path / "model"
-    run_task(GlueTask, [a for a in _args(tiny_checkpoint, sst2_dir, model_dir)
+    run_task(GlueTask, [a for a in _args(tiny_checkpoint, sst2_train_dir,
+                                         model_dir)
                         if a != "--do_train"]
              + [f"--export_dir={export_dir}", "--export_token_ids_only"])
     assert set(tf.saved_model.load(str(export_dir / "2")).signatures) == {
         "serve_token_ids"}
 
 
-def test_export_precision(tmp_path, tiny_checkpoint, sst2_dir):
+def test_export_precision(tmp_path, tiny_checkpoint, sst2_train_dir):
     export_dir = tmp_path / "export"
-    _run(tmp_path, tiny_checkpoint, sst2_dir, f"--export_dir={export_dir}",
-         "--export_precision=bfloat16")
+    _run(tmp_path, tiny_checkpoint, sst2_train_dir,
+         f"--export_dir={export_dir}", "--export_precision=bfloat16")
     loaded = tf.saved_model.load(str(export_dir / "1"))
     serve = loaded.signatures["serving_default"]
     kernels = [v for v in serve.variables if v.name.endswith("kernel:0")]
@@ -263,11 +272,12 @@ def test_export_best_uses_the_best_dev_weights(tmp_path, tiny_checkpoint,
         np.testing.assert_array_equal(a, b)
 
 
-def test_overwrite_model_dir(tmp_path, tiny_checkpoint, sst2_dir, capsys):
-    _run(tmp_path, tiny_checkpoint, sst2_dir)
+def test_overwrite_model_dir(tmp_path, tiny_checkpoint, sst2_train_dir,
+                             capsys):
+    _run(tmp_path, tiny_checkpoint, sst2_train_dir)
     with pytest.raises(ValueError, match="--learning_rate"):
-        _run(tmp_path, tiny_checkpoint, sst2_dir, "--learning_rate=2e-3")
-    _, prepared = _run(tmp_path, tiny_checkpoint, sst2_dir,
+        _run(tmp_path, tiny_checkpoint, sst2_train_dir, "--learning_rate=2e-3")
+    _, prepared = _run(tmp_path, tiny_checkpoint, sst2_train_dir,
                        "--learning_rate=2e-3", "--overwrite_model_dir")
     assert "Resuming" not in capsys.readouterr().out
 

@@ -152,6 +152,7 @@ def test_dataset_map_on_batches(tokenizer, pairs):
     assert batches[0]["input_word_ids"].shape == (32, 32)
 
 
+@pytest.mark.slow
 def test_saved_model_in_plain_tensorflow_process(tokenizer, pairs, tmp_path,
                                                   run_fresh_python):
     pre = BertPreprocessor(tokenizer, seq_length=32)

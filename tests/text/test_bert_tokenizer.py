@@ -124,6 +124,7 @@ def _mismatches(hf_ids, our_ids, texts):
 # -- parity on every sentence of the real data ----------------------------------
 
 
+@pytest.mark.slow
 def test_parity_on_all_real_data(ours, hf, shared_data_dir):
     total = 0
     for name, texts in _corpora(shared_data_dir).items():
@@ -328,6 +329,7 @@ def test_tf_function_and_dataset_map(ours):
     assert got == ours.tokenize_with_offsets(texts)[2].to_list()
 
 
+@pytest.mark.slow
 def test_saved_model_in_plain_tensorflow_process(ours, tmp_path,
                                                   run_fresh_python):
     module = tf.Module()

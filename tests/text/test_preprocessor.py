@@ -162,6 +162,7 @@ print(json.dumps({k: v.numpy().tolist() for k, v in outputs.items()}))
 
 
 @pytest.mark.parametrize("family", ["roberta", "albert"])
+@pytest.mark.slow
 def test_saved_model_serves_raw_text(zoo_checkpoints, tmp_path, family,
                                      run_fresh_python):
     preprocessor = Preprocessor.from_pretrained(zoo_checkpoints[family],

@@ -53,6 +53,7 @@ def test_count_words_matches_hf_bert_pre_tokenizer(sentences, lowercase):
                        verbose=0) == expected
 
 
+@pytest.mark.slow
 def test_learn_pieces_is_tensorflow_texts_learner(sentences, capsys):
     counts = count_words(sentences, verbose=0)
     reserved = ["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]"]
@@ -61,6 +62,7 @@ def test_learn_pieces_is_tensorflow_texts_learner(sentences, capsys):
     assert "trial" in capsys.readouterr().out
 
 
+@pytest.mark.slow
 def test_vocabulary_layout_and_tokenizer(sentences, tmp_path):
     path = tmp_path / "vocab.txt"
     corpus = tmp_path / "corpus.txt"

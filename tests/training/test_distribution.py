@@ -35,6 +35,7 @@ def _finish(process, output):
     return json.loads(output.read_text()) if output.exists() else None
 
 
+@pytest.mark.slow
 def test_mirrored_on_two_cpus_matches_one_device(tmp_path):
     one = _finish(*_train(tmp_path, "one", "--strategy=one_device"))
     mirrored = _finish(*_train(tmp_path, "mirrored", "--strategy=mirrored",
@@ -67,6 +68,7 @@ def multi_worker_envs(num_workers):
         for index in range(num_workers)]
 
 
+@pytest.mark.slow
 def test_two_local_workers_match_one_device(tmp_path):
     one = _finish(*_train(tmp_path, "one", "--strategy=one_device"))
     workers = [_train(tmp_path, "multi", "--strategy=multi_worker_mirrored",
@@ -94,6 +96,7 @@ def policy():
 
 
 @pytest.mark.parametrize("name", ["float16", "bfloat16"])
+@pytest.mark.slow
 def test_mixed_precision_training_is_finite(tmp_path, policy, name):
     policy(name)
     keras.utils.set_random_seed(1)

@@ -91,6 +91,7 @@ def _hold_lock(model_dir):
     return holder
 
 
+@pytest.mark.slow
 def test_second_process_is_refused_then_a_dead_holders_lock_is_taken(
         tmp_path, caplog):
     holder = _hold_lock(tmp_path)

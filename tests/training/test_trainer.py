@@ -112,6 +112,7 @@ def _assert_same_weights(a, b, **tolerance):
         np.testing.assert_allclose(np.asarray(x), np.asarray(y), **tolerance)
 
 
+@pytest.mark.slow
 def test_best_weights_hold_inference_weights_only(tmp_path):
     # A large embedding table so the parameters dominate the HDF5 overhead.
     model = _tiny_classifier(vocab_size=4000)
@@ -149,6 +150,7 @@ def test_best_weights_hold_inference_weights_only(tmp_path):
     assert not restore_best_weights(fresh, tmp_path / "elsewhere")
 
 
+@pytest.mark.slow
 def test_dev_metrics_go_to_tensorboard(tmp_path):
     scores = iter([{"accuracy": np.float32(0.25), "f1": 0.5},
                    {"accuracy": tf.constant(0.75), "f1": 0.0}])

@@ -16,8 +16,8 @@ Guarantees (each has a regression test in tests/training and tests/utils):
   checkpointed (weights; every optimizer variable: step, moments, gradient
   accumulators, loss scale; dropout `SeedGenerator` states; batches
   consumed) or a function of the arguments (the data order, for a
-  `train_dataset` shuffled with a fixed seed; dropout seeds, from
-  `TrainingConfig.seed`).
+  `train_dataset` shuffled with a fixed seed, which `fit` reads through one
+  iterator; dropout seeds, from `TrainingConfig.seed`).
 - Atomic writes: a checkpoint counts only once complete (TensorFlow
   replaces the `checkpoints/checkpoint` state file after writing the data);
   `best.weights.h5` and `best_metrics.json` are replaced whole (temp file +
@@ -42,6 +42,7 @@ The caller (the task runner) takes the lock and checks the fingerprint around
         train(model, dataset, ...)
 """
 
+import contextlib
 import dataclasses
 import functools
 import json
@@ -304,10 +305,32 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
     ]
     if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
         _detach_multi_worker_strategy(model)
-    with strategy.scope():
+    with strategy.scope(), _without_remembered_strategy(model):
         return model.fit(dataset, epochs=num_chunks, initial_epoch=initial_chunk,
                          steps_per_epoch=chunk, callbacks=all_callbacks,
                          shuffle=False, verbose=config.verbose)
+
+
+@contextlib.contextmanager
+def _without_remembered_strategy(model):
+    """Makes `fit` draw every batch from one iterator of the dataset.
+
+    A model that remembers its strategy makes Keras 3.15 `fit` take a batch
+    from a first iterator of the dataset (to build the model) and then
+    train from a second one. Both draw their epochs' shuffle seeds from the
+    dataset's one seed generator (`Dataset.shuffle(seed=...)` reshuffles per
+    iteration), in whichever order their background prefetching gets there,
+    so the same run sometimes trained on other batches (measured: about one
+    process in twenty on a busy machine). The model is built already;
+    without the remembered strategy Keras takes it from the enclosing
+    `strategy.scope()` and skips the first iterator.
+    """
+    remembered = model._distribute_strategy
+    model._distribute_strategy = None
+    try:
+        yield
+    finally:
+        model._distribute_strategy = remembered
 
 
 def _random_state(model):
