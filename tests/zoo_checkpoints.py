@@ -25,9 +25,9 @@ from pathlib import Path
 
 import pytest
 
+FAMILIES = ("bert", "distilbert", "electra", "roberta", "albert")
 # Small enough to train in a few seconds, big enough that real text is split
 # into many multi-piece words (so merges and Viterbi paths are exercised).
-FAMILIES = ("bert", "distilbert", "electra", "roberta", "albert")
 WIKIPEDIA_FILES = ("wiki_00", "wiki_01")
 BPE_VOCAB_SIZE = 4000
 SENTENCEPIECE_VOCAB_SIZE = 4000
@@ -124,18 +124,17 @@ def save_albert_checkpoint(data_dir, directory):
 
 
 def save_zoo(root, shared_data_dir, minilm_dir):
-    """Writes every family's checkpoint under `root`; returns
-    {model_type: directory}."""
+    """Writes every family's checkpoint under `root`, in `zoo_dirs(root)`."""
     vocab = minilm_dir / "vocab.txt"
-    return {
-        "bert": save_wordpiece_checkpoint("bert", vocab, root / "bert"),
-        "distilbert": save_wordpiece_checkpoint("distilbert", vocab,
-                                                root / "distilbert"),
-        "electra": save_wordpiece_checkpoint("electra", vocab,
-                                             root / "electra"),
-        "roberta": save_roberta_checkpoint(shared_data_dir, root / "roberta"),
-        "albert": save_albert_checkpoint(shared_data_dir, root / "albert"),
-    }
+    for family in ("bert", "distilbert", "electra"):
+        save_wordpiece_checkpoint(family, vocab, root / family)
+    save_roberta_checkpoint(shared_data_dir, root / "roberta")
+    save_albert_checkpoint(shared_data_dir, root / "albert")
+
+
+def zoo_dirs(root):
+    """{model_type: checkpoint directory} of a zoo written under `root`."""
+    return {family: root / family for family in FAMILIES}
 
 
 @pytest.fixture(scope="session")
@@ -147,8 +146,9 @@ def zoo_checkpoints(tmp_path_factory, shared_data_dir, minilm_dir):
     common temporary directory and the others read them (the checkpoints
     are only read)."""
     if "PYTEST_XDIST_WORKER" not in os.environ:
-        return save_zoo(tmp_path_factory.mktemp("zoo"), shared_data_dir,
-                        minilm_dir)
+        root = tmp_path_factory.mktemp("zoo")
+        save_zoo(root, shared_data_dir, minilm_dir)
+        return zoo_dirs(root)
     common = tmp_path_factory.getbasetemp().parent
     root = common / "zoo"
     with open(common / "zoo.lock", "w") as lock:
@@ -157,7 +157,7 @@ def zoo_checkpoints(tmp_path_factory, shared_data_dir, minilm_dir):
             shutil.rmtree(root, ignore_errors=True)
             save_zoo(root, shared_data_dir, minilm_dir)
             (common / "zoo.done").touch()
-    return {name: root / name for name in FAMILIES}
+    return zoo_dirs(root)
 
 
 GLUE_FILES = (("SST-2", "train"), ("SST-2", "dev"), ("CoLA", "train"),
