@@ -199,6 +199,39 @@ def test_steps_per_execution_and_jit_compile_train_the_same(tmp_path, option):
     _assert_same_weights(other, default, rtol=1e-4, atol=1e-6)
 
 
+def test_fit_reads_the_training_data_through_one_iterator(tmp_path):
+    # Keras builds a model that remembers its strategy from a batch of a
+    # first iterator, whose prefetching then races the training iterator
+    # for the shuffle seeds: `train` must not let that iterator exist, so
+    # nothing is read before training starts.
+    read_before_training = []
+    produced = []
+
+    def count(features, labels):
+        tick = tf.py_function(lambda: produced.append(1) or 0, [], tf.int32)
+        with tf.control_dependencies([tick]):
+            return tf.nest.map_structure(tf.identity, (features, labels))
+
+    class Probe(keras.callbacks.Callback):
+        def on_train_begin(self, logs=None):
+            read_before_training.append(len(produced))
+
+    strategy = tf.distribute.OneDeviceStrategy("/cpu:0")
+    with strategy.scope():
+        model = _tiny_classifier()
+    features, labels = _examples()
+    dataset = tf.data.Dataset.from_tensor_slices(
+        (features, labels)).batch(8).map(count)
+    train(model, dataset, steps_per_epoch=4,
+          config=TrainingConfig(model_dir=str(tmp_path), num_train_epochs=1,
+                                learning_rate=1e-3, verbose=0),
+          loss=keras.losses.SparseCategoricalCrossentropy(from_logits=True),
+          strategy=strategy, callbacks=[Probe()])
+    assert read_before_training == [0]
+    assert produced, "the probe saw no batch at all"
+    assert model._distribute_strategy is strategy
+
+
 def test_gradient_accumulation_equals_the_large_batch(tmp_path):
     """Two accumulated batches of 8 per update are one batch of 16: the same
     mean gradient, the same clipping, decay and warmup/decay schedule."""
