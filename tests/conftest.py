@@ -1,5 +1,6 @@
 """Shared fixtures: where the real data and the real checkpoint live."""
 
+import gc
 import json
 import os
 import subprocess
@@ -28,6 +29,15 @@ def pytest_collection_modifyitems(items):
     rank = {path: i for i, path in enumerate(
         sorted(slow, key=lambda path: -slow[path]))}
     items.sort(key=lambda item: rank[item.path])
+
+
+def pytest_collection_finish(session):
+    """Moves what collection imported (TensorFlow, Keras, torch: ~450k
+    objects) out of the garbage collector's view: a full collection,
+    automatic or the one `tests/tasks/conftest.run_task` makes, then scans
+    only what the tests create."""
+    gc.collect()
+    gc.freeze()
 
 
 def _shared_data_dir():

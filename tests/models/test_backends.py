@@ -2,7 +2,7 @@
 update under Keras's TensorFlow and JAX backends.
 
 The TensorFlow side runs in the test process; the JAX side runs this file as
-a script in a subprocess with KERAS_BACKEND=jax, loading the weights the
+a script in one subprocess with KERAS_BACKEND=jax, loading the weights the
 TensorFlow side saved, so both start from the same numbers. Also: the GPU
 benchmark runs under JAX with TensorFlow unimportable.
 """
@@ -84,28 +84,37 @@ def _run(config, weights_in, directory):
                 enumerate(model.get_weights())})
 
 
-@pytest.mark.slow
-@pytest.mark.parametrize("family", sorted(FAMILY_CONFIGS))
-def test_tensorflow_and_jax_backends_agree(family, tmp_path):
+@pytest.fixture(scope="module")
+def backend_runs(tmp_path_factory):
+    """Every family's run under TensorFlow (here) and under JAX (all of them
+    in one subprocess, which pays JAX's start-up once): family -> (TF
+    directory, JAX directory)."""
     pytest.importorskip("jax")
     import keras
 
     assert keras.backend.backend() == "tensorflow"
-    config = FAMILY_CONFIGS[family]
-    tf_dir = tmp_path / "tensorflow"
-    jax_dir = tmp_path / "jax"
-    tf_dir.mkdir()
-    jax_dir.mkdir()
-    keras.utils.set_random_seed(0)
-    _run(config, None, str(tf_dir))
+    runs, jobs = {}, []
+    for family, config in FAMILY_CONFIGS.items():
+        tf_dir = tmp_path_factory.mktemp(f"{family}_tensorflow")
+        jax_dir = tmp_path_factory.mktemp(f"{family}_jax")
+        keras.utils.set_random_seed(0)
+        _run(config, None, str(tf_dir))
+        runs[family] = tf_dir, jax_dir
+        jobs.append([config, str(tf_dir / "initial.weights.h5"), str(jax_dir)])
     result = subprocess.run(
-        [sys.executable, __file__, json.dumps(config),
-         str(tf_dir / "initial.weights.h5"), str(jax_dir)],
-        capture_output=True, text=True, timeout=300,
+        [sys.executable, __file__, json.dumps(jobs)],
+        capture_output=True, text=True, timeout=600,
         env=dict(os.environ, KERAS_BACKEND="jax", TF_CPP_MIN_LOG_LEVEL="2",
                  JAX_PLATFORMS="cpu", PYTHONPATH=REPO_ROOT))
     assert result.returncode == 0, result.stderr[-3000:]
+    return runs
 
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family", sorted(FAMILY_CONFIGS))
+def test_tensorflow_and_jax_backends_agree(family, backend_runs):
+    config = FAMILY_CONFIGS[family]
+    tf_dir, jax_dir = backend_runs[family]
     tf_out = np.load(tf_dir / "outputs.npz")
     jax_out = np.load(jax_dir / "outputs.npz")
     real = _inputs(config)["input_mask"].astype(bool)
@@ -133,7 +142,8 @@ def test_tensorflow_and_jax_backends_agree(family, tmp_path):
 
 
 if __name__ == "__main__":
-    _run(json.loads(sys.argv[1]), sys.argv[2], sys.argv[3])
+    for config, weights_in, directory in json.loads(sys.argv[1]):
+        _run(config, weights_in, directory)
 
 
 _WITHOUT_TENSORFLOW = """

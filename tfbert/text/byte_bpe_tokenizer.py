@@ -100,14 +100,14 @@ class ByteBpeTokenizer(Tokenizer):
                    if t not in self._ids]
         if missing:
             raise ValueError(f"vocabulary lacks special token(s) {missing}")
-        self._merges = [_merge_pair(m, index) for index, m in
-                        enumerate(merges)]
+        self._lookup.merges = [_merge_pair(m, index) for index, m in
+                               enumerate(merges)]
         self.add_prefix_space = bool(add_prefix_space)
 
         # Pair (a, b) of ids -> key a * V + b, with V above every id.
         self._key_base = max(self._ids.values()) + 1
         keys, ranks, merged = [], [], []
-        for rank, (a, b) in enumerate(self._merges):
+        for rank, (a, b) in enumerate(self._lookup.merges):
             for token in (a, b, a + b):
                 if token not in self._ids:
                     raise ValueError(
@@ -397,7 +397,7 @@ class ByteBpeTokenizer(Tokenizer):
         """Constructor arguments (vocabulary and merges as plain lists)."""
         return {
             "vocabulary": dict(self._ids),
-            "merges": [f"{a} {b}" for a, b in self._merges],
+            "merges": [f"{a} {b}" for a, b in self._lookup.merges],
             "add_prefix_space": self.add_prefix_space,
             **self._special_token_arguments(),
         }

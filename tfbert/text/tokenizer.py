@@ -6,6 +6,8 @@ the special tokens, the shape checks on their inputs and the reading of an
 HF `tokenizer_config.json`, which live here once.
 """
 
+import types
+
 import tensorflow as tf
 
 from tfbert.utils.json_file import read_json
@@ -24,10 +26,22 @@ class Tokenizer(tf.Module):
 
     def __init__(self, ids, special_tokens, name=None):
         super().__init__(name=name)
-        self._ids = ids
-        self._tokens = {i: t for t, i in ids.items()}
+        # One opaque attribute: `tf.Module` wraps a dict in a tracking
+        # wrapper and walks any dict, list or tuple attribute entry by entry
+        # on every traversal (variables, checkpoints, exports): 2 x 30k
+        # entries for BERT's vocabulary, most of a tiny model's tracing time.
+        self._lookup = types.SimpleNamespace(
+            ids=dict(ids), tokens={i: t for t, i in ids.items()})
         self._vocab_size = max(ids.values()) + 1
         self.special_tokens = dict(special_tokens)
+
+    @property
+    def _ids(self):
+        return self._lookup.ids
+
+    @property
+    def _tokens(self):
+        return self._lookup.tokens
 
     # -- vocabulary -------------------------------------------------------
 
