@@ -1,5 +1,7 @@
-"""End-to-end runs of `python -m tasks.glue` (the `tfbert-glue` program) with
-a tiny encoder."""
+"""End-to-end GLUE runs with a tiny encoder: the `tfbert-glue` program
+(`python -m tasks.glue`) in a subprocess where the process itself is under
+test (files, exit, export, kill and resume, two workers), the same lifecycle
+in this process (`run_task`) where only the learning is."""
 
 import json
 import os
@@ -12,8 +14,10 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tests.tasks.conftest import run_task
 from tests.tasks.conftest import write_glue_subset as _subset
 from tfbert.data import glue as glue_data
+from tfbert.tasks.glue import GlueTask
 
 pytestmark = pytest.mark.slow
 
@@ -79,9 +83,9 @@ def test_classifier_learns_its_training_set(tmp_path, shared_data_dir,
         data / "SST-2" / "train.tsv", "sst2")]
     majority = max(labels.count("0"), labels.count("1")) / len(labels)
     model_dir = tmp_path / "model"
-    run_glue(["--task=sst2", "--do_train", "--do_eval",
-              *_common(tiny_checkpoint, data, model_dir),
-              "--num_train_epochs=12", "--learning_rate=3e-3"])
+    run_task(GlueTask, ["--task=sst2", "--do_train", "--do_eval",
+                        *_common(tiny_checkpoint, data, model_dir),
+                        "--num_train_epochs=12", "--learning_rate=3e-3"])
     accuracy = json.loads((model_dir / "eval_results.json").read_text())[
         "dev"]["accuracy"]
     assert accuracy >= 0.9 > majority + 0.2, (accuracy, majority)
@@ -90,9 +94,9 @@ def test_classifier_learns_its_training_set(tmp_path, shared_data_dir,
 def test_regression_task_learns(tmp_path, shared_data_dir, tiny_checkpoint):
     data = _learnable(shared_data_dir, "stsb", tmp_path / "data")
     model_dir = tmp_path / "model"
-    run_glue(["--task=stsb", "--do_train", "--do_eval",
-              *_common(tiny_checkpoint, data, model_dir),
-              "--num_train_epochs=30", "--learning_rate=5e-3"])
+    run_task(GlueTask, ["--task=stsb", "--do_train", "--do_eval",
+                        *_common(tiny_checkpoint, data, model_dir),
+                        "--num_train_epochs=30", "--learning_rate=5e-3"])
     results = json.loads((model_dir / "eval_results.json").read_text())["dev"]
     assert set(results) == {"pearson", "spearman", "num_examples"}
     # An untrained head scores about 0; measured 0.71-0.95 across runs (CPU
@@ -117,8 +121,9 @@ def test_mnli_evaluates_matched_and_mismatched(tmp_path, shared_data_dir,
             f"{labels[i % 3]}\t{labels[i % 3]}" for i, e in enumerate(rows)]
         (target / f"{split}.tsv").write_text("\n".join(lines) + "\n")
     model_dir = tmp_path / "model"
-    run_glue(["--task=mnli", "--do_train", "--do_eval",
-              *_common(tiny_checkpoint, tmp_path / "data", model_dir)])
+    run_task(GlueTask, ["--task=mnli", "--do_train", "--do_eval",
+                        *_common(tiny_checkpoint, tmp_path / "data",
+                                 model_dir)])
     results = json.loads((model_dir / "eval_results.json").read_text())
     assert results["dev_matched"]["num_examples"] == 20
     assert results["dev_mismatched"]["num_examples"] == 10

@@ -133,8 +133,9 @@ def test_learns_its_training_questions(tmp_path, shared_data_dir,
                                   "--num_train_epochs=1"])
     trained = tmp_path / "trained"
     run_task(SquadTask, common + [f"--model_dir={trained}", "--do_train",
-                                  "--learning_rate=5e-3",
-                                  "--num_train_epochs=20"])
+                                  "--learning_rate=1e-2",
+                                  "--num_train_epochs=10"])
     before = json.loads((untrained / "eval_results.json").read_text())["f1"]
     after = json.loads((trained / "eval_results.json").read_text())["f1"]
+    # Measured: F1 7.7 before, 36.5 after (41.0 with 20 epochs at 5e-3).
     assert after > before + 20, (before, after)
