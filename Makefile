@@ -79,7 +79,8 @@ bench: $(STAMP)
 	  --rounds=3
 	$(BENCH).export_precision --workdir=runs/export_precision
 	@echo "GPU table: on a lent GPU machine with JAX, run"
-	@echo "  KERAS_BACKEND=jax python -m benchmarks.gpu_mixed_precision --steps=30"
+	@echo "  KERAS_BACKEND=jax python -m benchmarks.gpu_mixed_precision --steps=30 \\"
+	@echo "    --models=minilm-l6-h384-uncased,bert-base-uncased,distilbert-base-uncased,roberta-base,electra-base-discriminator,albert-base-v2"
 
 clean:
 	rm -rf $(VENV) runs build *.egg-info

@@ -153,7 +153,7 @@ class NoTensorFlow:
         if name.split(".")[0] == "tensorflow":
             raise ImportError("the GPU machines have no TensorFlow")
 sys.meta_path.insert(0, NoTensorFlow())
-sys.argv = ["benchmarks/gpu_mixed_precision.py", "--shapes=tiny", "--steps=2",
+sys.argv = ["benchmarks/gpu_mixed_precision.py", "--models=bert-tiny-uncased", "--steps=2",
             "--batch_size=4", "--seq_length=16"]
 runpy.run_path("benchmarks/gpu_mixed_precision.py", run_name="__main__")
 """
