@@ -12,7 +12,7 @@ import tensorflow as tf
 import torch
 import transformers
 
-from tfbert import BertSpanLabeler
+from tfbert import BertClassifier, BertSpanLabeler
 from tfbert.checkpoints import hf
 from tfbert.checkpoints.variable_map import encoder_variables
 
@@ -121,6 +121,27 @@ def test_sequence_output_matches_hf(family, tmp_path):
                                    expected.pooler_output.numpy(), atol=1e-4)
     else:
         assert "pooled_output" not in outputs
+
+
+@pytest.mark.parametrize("family", sorted(FAMILIES))
+def test_classifier_first_token_logits_equal_the_full_forward(family,
+                                                               tmp_path):
+    """Exports compute a classifier's last block for [CLS] only
+    (`first_token_logits`): the same logits as the whole model, whose
+    encoder matches HF above."""
+    _, hf_config, _, with_segments = FAMILIES[family]
+    _save(family, tmp_path)
+    model = BertClassifier.from_pretrained(tmp_path, 3)
+    rng = np.random.default_rng(2)
+    for variable in model.weights:  # the new head/pooler too, not ~0
+        if not variable.path.startswith(model.encoder.name):
+            variable.assign(rng.normal(0, 0.5, variable.shape))
+    inputs = _inputs(hf_config.pad_token_id or 0, with_segments)
+    expected = np.asarray(model(inputs, training=False))
+    assert np.abs(expected).max() > 0.1
+    np.testing.assert_allclose(
+        np.asarray(tf.function(model.first_token_logits)(inputs)), expected,
+        rtol=1e-5, atol=1e-5)
 
 
 @pytest.mark.parametrize("family",

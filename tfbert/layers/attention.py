@@ -25,9 +25,13 @@ class MultiHeadSelfAttention(keras.layers.Layer):
       hidden_states: [batch, seq, H].
       attention_mask: int [batch, seq]; 1 for real tokens, 0 for padding.
         Padding keys get zero attention; queries are not masked.
+      query_states: optional [batch, q, H], the states to compute outputs
+        for (keys and values always come from `hidden_states`); default
+        `hidden_states`.
 
     Returns:
-      [batch, seq, H] in the compute dtype. Scores and softmax are float32.
+      [batch, q, H] in the compute dtype (q = seq by default). Scores and
+      softmax are float32.
     """
 
     def __init__(self, num_heads, dropout=0.1, initializer_range=0.02,
@@ -63,13 +67,17 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         x = ops.reshape(x, (batch, seq, self.num_heads, self.head_size))
         return ops.transpose(x, (0, 2, 1, 3))  # [batch, N, seq, head]
 
-    def call(self, hidden_states, attention_mask, training=None):
+    def call(self, hidden_states, attention_mask, training=None,
+             query_states=None):
+        if query_states is None:
+            query_states = hidden_states
         batch, seq = ops.shape(hidden_states)[0], ops.shape(hidden_states)[1]
+        queries = ops.shape(query_states)[1]
         scale = 1.0 / math.sqrt(self.head_size)
         # Inference: the same values in the form TensorFlow fuses.
         dense = (lambda layer, x: layer(x)) if training else fused_dense
-        query = self._split_heads(dense(self.query, hidden_states) * scale,
-                                  batch, seq)
+        query = self._split_heads(dense(self.query, query_states) * scale,
+                                  batch, queries)
         key = self._split_heads(dense(self.key, hidden_states), batch, seq)
         value = self._split_heads(dense(self.value, hidden_states), batch, seq)
         scores = ops.cast(ops.matmul(query, ops.transpose(key, (0, 1, 3, 2))),
@@ -79,7 +87,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         probs = self.dropout_layer(ops.cast(probs, self.compute_dtype),
                              training=training)
         context = ops.transpose(ops.matmul(probs, value), (0, 2, 1, 3))
-        context = ops.reshape(context, (batch, seq, self.hidden_size))
+        context = ops.reshape(context, (batch, queries, self.hidden_size))
         return dense(self.output_dense, context)
 
     def compute_output_shape(self, input_shape, *args):

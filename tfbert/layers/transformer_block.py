@@ -29,9 +29,13 @@ class TransformerBlock(keras.layers.Layer):
     Call args:
       hidden_states: [batch, seq, H].
       attention_mask: int [batch, seq]; 1 for real tokens, 0 for padding.
+      first_token_only: compute the output of position 0 only (its
+        attention still reads every position), e.g. for the last block under
+        a sequence classifier, which reads nothing else.
 
     Returns:
-      [batch, seq, H] float32 (LayerNorm runs in float32 under every policy).
+      [batch, seq, H] float32 ([batch, 1, H] with `first_token_only`);
+      LayerNorm runs in float32 under every policy.
     """
 
     def __init__(self, num_heads, intermediate_size, hidden_act="gelu",
@@ -80,11 +84,15 @@ class TransformerBlock(keras.layers.Layer):
         self.output_layer_norm.build(input_shape)
         self.built = True
 
-    def call(self, hidden_states, attention_mask, training=None):
+    def call(self, hidden_states, attention_mask, training=None,
+             first_token_only=False):
+        queries = hidden_states[:, :1] if first_token_only else None
         attended = self.attention(hidden_states, attention_mask,
-                                  training=training)
+                                  training=training, query_states=queries)
         attended = self.attention_output_dropout_layer(attended,
                                                        training=training)
+        if first_token_only:
+            hidden_states = queries
         # Residual sums are float32: under mixed precision the sub-layer
         # outputs are float16/bfloat16 while LayerNorm returns float32.
         hidden_states = self.attention_layer_norm(

@@ -45,6 +45,16 @@ class BertClassifier(EncoderTaskModel, keras.Model):
         logits = self.head(features)
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
 
+    def first_token_logits(self, inputs):
+        """`self(inputs, training=False)`, computed with
+        `BertEncoder.first_token_output` (the last block for the first token
+        only): the form exports use."""
+        first_token = self.encoder.first_token_output(inputs)
+        pooler = (self.encoder.pooler
+                  if self.encoder.classification_activation is None
+                  else self.pooler)
+        return self.head(pooler(first_token), training=False)
+
     @classmethod
     def from_pretrained(cls, name_or_path, num_classes, dropout=0.1,
                         **config_overrides):

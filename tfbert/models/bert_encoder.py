@@ -142,6 +142,23 @@ class BertEncoder(keras.Model):
         check_inputs(inputs, type(self).__name__)
         return super().call(inputs, training=training, mask=mask)
 
+    def first_token_output(self, inputs):
+        """`sequence_output[:, :1]` (float32 [batch, 1, H]) at inference,
+        with the last block computed for the first position only: a sequence
+        classifier reads nothing else of the last layer, so a 6-layer model
+        does about a seventh less work. Same values as `self(inputs)`."""
+        check_inputs(inputs, type(self).__name__)
+        hidden = self.embeddings(inputs["input_word_ids"],
+                                 inputs["input_type_ids"], training=False)
+        if self.embedding_projection is not None:
+            hidden = self.embedding_projection(hidden)
+        last = self.config.num_layers - 1
+        for i in range(self.config.num_layers):
+            block = self.transformer_blocks[i % len(self.transformer_blocks)]
+            hidden = block(hidden, inputs["input_mask"], training=False,
+                           first_token_only=i == last)
+        return hidden
+
     def get_config(self):
         return {"config": self.config.to_dict(), "name": self.name,
                 "trainable": self.trainable}
