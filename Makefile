@@ -23,12 +23,14 @@ install: $(STAMP)
 demo: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m tasks.demo
 
-# Four pytest workers: most tests are single-threaded Python (tracing, tiny
-# models, subprocess start-up), so two per core keep both cores busy; each
-# holds a TensorFlow runtime of ~3 GB. A test file's tests stay on one
+# Three pytest workers on the two cores: the suite is CPU-bound, and a fourth
+# worker made it slower (980 s against 869 s for -n 3, back to back on a
+# quiet machine: TensorFlow's and the tokenizers' thread pools spend ~12 %
+# more CPU when oversubscribed); each worker holds a TensorFlow runtime of
+# ~3 GB. A test file's tests stay on one
 # worker (its module fixtures are built once), and files start in the order
 # tests/conftest.py gives them (most `slow` tests first).
-PYTEST := TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n 4 --dist loadfile \
+PYTEST := TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n 3 --dist loadfile \
 	--no-loadscope-reorder
 
 test: $(STAMP)

@@ -153,8 +153,9 @@ class NoTensorFlow:
         if name.split(".")[0] == "tensorflow":
             raise ImportError("the GPU machines have no TensorFlow")
 sys.meta_path.insert(0, NoTensorFlow())
-sys.argv = ["benchmarks/gpu_mixed_precision.py", "--models=bert-tiny-uncased", "--steps=2",
-            "--batch_size=4", "--seq_length=16"]
+sys.argv = ["benchmarks/gpu_mixed_precision.py", "--models=bert-tiny-uncased",
+            "--policies=mixed_float16", "--steps=2", "--batch_size=4",
+            "--seq_length=16"]
 runpy.run_path("benchmarks/gpu_mixed_precision.py", run_name="__main__")
 """
 
@@ -162,7 +163,8 @@ runpy.run_path("benchmarks/gpu_mixed_precision.py", run_name="__main__")
 @pytest.mark.slow
 def test_gpu_benchmark_runs_under_jax_without_tensorflow():
     """The numeric model imports no TensorFlow: the GPU benchmark's CPU
-    smoke run (tiny shape, 2 steps) works with TensorFlow unimportable."""
+    smoke run (tiny shape, 2 steps; float32 without XLA and mixed_float16,
+    loss scaling included, with it) works with TensorFlow unimportable."""
     pytest.importorskip("jax")
     result = subprocess.run(
         [sys.executable, "-c", _WITHOUT_TENSORFLOW], capture_output=True,
@@ -172,4 +174,7 @@ def test_gpu_benchmark_runs_under_jax_without_tensorflow():
     assert result.returncode == 0, result.stderr[-3000:]
     rows = [json.loads(line) for line in result.stdout.splitlines()
             if line.startswith("{")]
-    assert len(rows) == 4 and all(row["finite"] for row in rows)
+    assert [(row["policy"], row["xla"]) for row in rows] == [
+        ("float32", False), ("mixed_float16", True)]
+    assert all(row["finite"] for row in rows)
+    assert rows[1]["optimizer"] == "LossScaleOptimizer"
