@@ -23,14 +23,16 @@ install: $(STAMP)
 demo: $(STAMP)
 	TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m tasks.demo
 
-# Three pytest workers on the two cores: the suite is CPU-bound, and a fourth
-# worker made it slower (980 s against 869 s for -n 3, back to back on a
-# quiet machine: TensorFlow's and the tokenizers' thread pools spend ~12 %
-# more CPU when oversubscribed); each worker holds a TensorFlow runtime of
+# Two pytest workers, one per core: the suite is CPU-bound, and more workers
+# only oversubscribe the cores (TensorFlow's and the tokenizers' thread pools
+# then burn more CPU for the same work). Back to back on a quiet machine:
+# -n 4 980 s (1,924 CPU-s), -n 3 869 s (1,707), -n 2 858 s (1,556, of which
+# 76 s of one worker's wall were two garbage-collection stalls that
+# tests/conftest.py now prevents). Each worker holds a TensorFlow runtime of
 # ~3 GB. A test file's tests stay on one
 # worker (its module fixtures are built once), and files start in the order
 # tests/conftest.py gives them (most `slow` tests first).
-PYTEST := TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n 3 --dist loadfile \
+PYTEST := TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n 2 --dist loadfile \
 	--no-loadscope-reorder
 
 test: $(STAMP)

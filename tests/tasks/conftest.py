@@ -1,7 +1,6 @@
 """Running a task's whole lifecycle in this process, and small real data."""
 
 import contextlib
-import gc
 
 import keras
 import pytest
@@ -29,12 +28,6 @@ def run_task(task_class, argv):
             runner.execute(task, prepared)
     finally:
         keras.mixed_precision.set_global_policy("float32")
-        # Keras keeps each fit/evaluate/predict iterator in a reference
-        # cycle. Freed by a later collection, a tf.data iterator waits for
-        # its autotuning thread to wake from a sleep that grows with the
-        # iterator's age (measured: 26-56 s stalls, a minute or more per
-        # test file); freed now, it is a few seconds old.
-        gc.collect()
     return task, prepared
 
 

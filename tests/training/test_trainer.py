@@ -1,7 +1,6 @@
 """`train`: exact resume, best-model files, dev metrics in TensorBoard, and
 the configuration knobs it must honour."""
 
-import gc
 import json
 import os
 import signal
@@ -101,13 +100,10 @@ def _fit(model, model_dir, batch_size=8, epochs=1, **kwargs):
     config = TrainingConfig(model_dir=str(model_dir), num_train_epochs=epochs,
                             learning_rate=1e-3, warmup_proportion=0.25,
                             verbose=0, **kwargs)
-    try:
-        return train(model, dataset, steps_per_epoch=32 // batch_size,
-                     config=config,
-                     loss=keras.losses.SparseCategoricalCrossentropy(
-                         from_logits=True), **train_kwargs)
-    finally:
-        gc.collect()  # Frees its iterators now: tests/tasks/conftest.run_task.
+    return train(model, dataset, steps_per_epoch=32 // batch_size,
+                 config=config,
+                 loss=keras.losses.SparseCategoricalCrossentropy(
+                     from_logits=True), **train_kwargs)
 
 
 def _assert_same_weights(a, b, **tolerance):
