@@ -26,7 +26,7 @@ demo: $(STAMP)
 # Two pytest workers, one per core: the suite is CPU-bound, and more workers
 # only oversubscribe the cores (TensorFlow's and the tokenizers' thread pools
 # then burn more CPU for the same work). Back to back on a quiet machine:
-# -n 4 980 s (1,924 CPU-s), -n 3 869 s (1,707), -n 2 858 s (1,556, of which
+# -n 4 980 s (1,921 CPU-s), -n 3 869 s (1,707), -n 2 858 s (1,556, of which
 # 76 s of one worker's wall were two garbage-collection stalls that
 # tests/conftest.py now prevents). Each worker holds a TensorFlow runtime of
 # ~3 GB. A test file's tests stay on one
