@@ -123,15 +123,8 @@ class BertEncoder(keras.Model):
         # === Functional model ===
         inputs = {name: keras.Input(shape=(None,), dtype="int32", name=name)
                   for name in INPUT_NAMES}
-        hidden = self.embeddings(inputs["input_word_ids"],
-                                 inputs["input_type_ids"])
-        if self.embedding_projection is not None:
-            hidden = self.embedding_projection(hidden)
-        encoder_outputs = []
-        for i in range(config.num_layers):
-            block = self.transformer_blocks[i % len(self.transformer_blocks)]
-            hidden = block(hidden, inputs["input_mask"])
-            encoder_outputs.append(hidden)
+        encoder_outputs = self._block_outputs(inputs)
+        hidden = encoder_outputs[-1]
         outputs = {"sequence_output": hidden,
                    "encoder_outputs": encoder_outputs}
         if self.pooler is not None:
@@ -148,16 +141,26 @@ class BertEncoder(keras.Model):
         classifier reads nothing else of the last layer, so a 6-layer model
         does about a seventh less work. Same values as `self(inputs)`."""
         check_inputs(inputs, type(self).__name__)
+        return self._block_outputs(inputs, last_block_first_token_only=True,
+                                   training=False)[-1]
+
+    def _block_outputs(self, inputs, last_block_first_token_only=False,
+                       **call_kwargs):
+        """Each block's output for the input dict: the functional graph
+        (symbolic inputs, no `call_kwargs`) and `first_token_output` share
+        this wiring."""
         hidden = self.embeddings(inputs["input_word_ids"],
-                                 inputs["input_type_ids"], training=False)
+                                 inputs["input_type_ids"], **call_kwargs)
         if self.embedding_projection is not None:
             hidden = self.embedding_projection(hidden)
-        last = self.config.num_layers - 1
+        outputs = []
         for i in range(self.config.num_layers):
             block = self.transformer_blocks[i % len(self.transformer_blocks)]
-            hidden = block(hidden, inputs["input_mask"], training=False,
-                           first_token_only=i == last)
-        return hidden
+            if last_block_first_token_only and i == self.config.num_layers - 1:
+                call_kwargs = dict(call_kwargs, first_token_only=True)
+            hidden = block(hidden, inputs["input_mask"], **call_kwargs)
+            outputs.append(hidden)
+        return outputs
 
     def get_config(self):
         return {"config": self.config.to_dict(), "name": self.name,
