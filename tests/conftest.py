@@ -33,10 +33,16 @@ def pytest_collection_modifyitems(items):
 
 
 def pytest_collection_finish(session):
-    """Moves what collection imported (TensorFlow, Keras, torch: ~450k
-    objects) out of the garbage collector's view: a full collection,
-    automatic or `collect_keras_iterators`', then scans only what the tests
-    create."""
+    """Where tests run (an xdist worker, or a run without xdist; the xdist
+    controller collects nothing and imports no TensorFlow): notes Keras
+    loops for `collect_keras_iterators`, and moves what collection imported
+    (TensorFlow, Keras, torch: ~450k objects) out of the garbage collector's
+    view, so a full collection scans only what the tests create."""
+    import keras
+
+    for name in ("fit", "evaluate", "predict"):
+        setattr(keras.Model, name,
+                _noting_keras_loop(getattr(keras.Model, name)))
     gc.collect()
     gc.freeze()
 
@@ -53,14 +59,6 @@ def _noting_keras_loop(method):
         _keras_loop_ran = True
         return method(*args, **kwargs)
     return run
-
-
-def pytest_configure(config):
-    import keras
-
-    for name in ("fit", "evaluate", "predict"):
-        setattr(keras.Model, name,
-                _noting_keras_loop(getattr(keras.Model, name)))
 
 
 @pytest.fixture(autouse=True)
