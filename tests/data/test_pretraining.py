@@ -1,5 +1,6 @@
 """Masked-LM / next-sentence instance creation, static and dynamic."""
 
+import json
 import math
 
 import numpy as np
@@ -87,7 +88,8 @@ def test_static_masking_statistics(documents, tokenizer, whole_word):
         assert instance.masked_lm_positions == sorted(instance.masked_lm_positions)
     if whole_word:
         _assert_whole_words(originals, [i.masked_lm_positions for i in instances],
-                            tokenizer)
+                            _is_continuation(tokenizer),
+                            (tokenizer.cls_id, tokenizer.sep_id))
 
 
 def _is_continuation(tokenizer):
@@ -122,14 +124,14 @@ def _assert_selection_size(original, positions, length, whole_word,
         assert any(i in chosen for i in word) or len(word) > room
 
 
-def _assert_whole_words(originals, positions_list, tokenizer):
-    continuation = np.array(_is_continuation(tokenizer))
+def _assert_whole_words(originals, positions_list, continuation, special):
+    continuation = np.array(continuation)
     multi_piece_words_masked = 0
     for original, positions in zip(originals, positions_list):
         chosen = set(positions)
         for i in range(1, len(original)):
-            if continuation[original[i]] and original[i - 1] not in (
-                    tokenizer.cls_id, tokenizer.sep_id):
+            if (continuation[original[i]] and original[i] not in special
+                    and original[i - 1] not in special):
                 assert (i in chosen) == (i - 1 in chosen), (original, positions)
                 multi_piece_words_masked += i in chosen
     assert multi_piece_words_masked > 100
@@ -156,7 +158,7 @@ def test_next_sentence_pairs(documents):
         documents, MAX_SEQ, short_seq_prob=0.1, rng=random_module.Random(3))
     pairs += pretraining.create_segment_pairs(
         documents, MAX_SEQ, short_seq_prob=0.1, rng=random_module.Random(4))
-    random_fraction = np.mean([p.is_random_next for p in pairs])
+    random_fraction = np.mean([p.label for p in pairs])
     assert _within(random_fraction, 0.5, len(pairs)), random_fraction
     streams = [" ".join(map(str, (t for s in d for t in s))) for d in documents]
 
@@ -169,7 +171,7 @@ def test_next_sentence_pairs(documents):
         assert len(pair.tokens_a) + len(pair.tokens_b) <= MAX_SEQ - 3
         a_docs, b_docs = found_in(pair.tokens_a), found_in(pair.tokens_b)
         assert pair.document_index in a_docs
-        if pair.is_random_next:
+        if pair.label:
             # B's text really is in another document.
             assert b_docs - {pair.document_index}
             assert pair.b_document_index != pair.document_index
@@ -235,7 +237,8 @@ def test_dynamic_masking_statistics(documents, tokenizer, whole_word):
     assert _within(random, 0.1, selected)
     assert _within(np.mean(nsp), 0.5, len(nsp))
     if whole_word:
-        _assert_whole_words(originals, positions_list, tokenizer)
+        _assert_whole_words(originals, positions_list, continuation,
+                            (tokenizer.cls_id, tokenizer.sep_id))
 
 
 def test_dynamic_masks_change_every_epoch(documents, tokenizer):
@@ -269,7 +272,7 @@ def test_static_records_and_same_features_as_dynamic(documents, tokenizer,
     assert list(feature["input_ids"].int64_list.value) == (
         first.tokens + [0] * (MAX_SEQ - len(first.tokens)))
     assert list(feature["next_sentence_labels"].int64_list.value) == [
-        int(first.is_random_next)]
+        first.sentence_label]
     assert list(feature["masked_lm_weights"].float_list.value)[
         :len(first.masked_lm_positions) + 1] == [1.0] * len(
             first.masked_lm_positions) + [0.0]
@@ -286,3 +289,140 @@ def test_static_records_and_same_features_as_dynamic(documents, tokenizer,
     assert batch["masked_lm_weights"].dtype == tf.float32
     assert sum(int(b["input_ids"].shape[0]) for b in static) == 8 * (
         len(instances) // 8)
+
+
+# -- other families: packing layouts and sentence objectives -------------------
+
+@pytest.fixture(scope="module")
+def family_documents(shared_data_dir, zoo_checkpoints):
+    """{family: (preprocessor, tokenized documents)} for RoBERTa (byte-level
+    BPE) and ALBERT (SentencePiece), on the same Wikipedia articles."""
+    from tfbert.text import Preprocessor
+
+    path = shared_data_dir / "wikipedia/enwiki-wikiextractor/AA/wiki_05"
+    texts = [article_sentences(p) for _, p in read_wikiextractor(path)]
+    texts = [t[:40] for t in texts if len(t) >= 2][:30]
+    result = {}
+    for family in ("roberta", "albert"):
+        preprocessor = Preprocessor.from_pretrained(zoo_checkpoints[family],
+                                                    seq_length=MAX_SEQ)
+        result[family] = preprocessor, pretraining.tokenize_documents(
+            texts, preprocessor.tokenizer, verbose=0)
+    return result
+
+
+def _streams(documents):
+    return [" " + " ".join(map(str, (t for s in d for t in s))) + " "
+            for d in documents]
+
+
+def _find(stream, tokens):
+    return stream.find(" " + " ".join(map(str, tokens)) + " ")
+
+
+def test_sentence_order_pairs(family_documents):
+    """ALBERT's objective: A and B are consecutive text of one document,
+    swapped (label 1) half of the time."""
+    import random as random_module
+
+    _, documents = family_documents["albert"]
+    pairs = []
+    for seed in (3, 4):
+        pairs += pretraining.create_segment_pairs(
+            documents, MAX_SEQ, 0.1, random_module.Random(seed),
+            objective="sentence_order")
+    assert _within(np.mean([p.label for p in pairs]), 0.5, len(pairs))
+    streams = _streams(documents)
+    for pair in pairs:
+        assert pair.tokens_a and pair.tokens_b
+        assert len(pair.tokens_a) + len(pair.tokens_b) <= MAX_SEQ - 3
+        assert pair.b_document_index == pair.document_index
+        stream = streams[pair.document_index]
+        a_at, b_at = _find(stream, pair.tokens_a), _find(stream, pair.tokens_b)
+        assert a_at >= 0 and b_at >= 0
+        assert (a_at > b_at) == bool(pair.label)
+
+
+def test_masked_lm_only_instances_are_one_segment_in_the_family_layout(
+        family_documents):
+    """No sentence objective (RoBERTa): one chunk of a document packed as
+    `<s> text </s>`, type ids 0; no special token is ever selected or drawn
+    as a random replacement."""
+    from tfbert.text.packing_layout import ROBERTA_LAYOUT
+
+    preprocessor, documents = family_documents["roberta"]
+    tokenizer = preprocessor.tokenizer
+    instances = pretraining.create_instances(
+        documents, tokenizer, max_seq_length=MAX_SEQ, dupe_factor=2,
+        masking=pretraining.MaskingConfig(max_predictions_per_seq=MAX_SEQ),
+        seed=1, verbose=0, objective=None, layout=ROBERTA_LAYOUT)
+    assert len(instances) > 200
+    assert {i.sentence_label for i in instances} == {0}
+    streams = _streams(documents)
+    special = {tokenizer.bos_id, tokenizer.eos_id, tokenizer.pad_id,
+               tokenizer.unk_id, tokenizer.mask_id}
+    random_ids = 0
+    for instance in instances:
+        original = _original_tokens(instance)
+        assert len(original) <= MAX_SEQ
+        assert original[0] == tokenizer.bos_id
+        assert original[-1] == tokenizer.eos_id
+        assert not special & set(original[1:-1])
+        assert instance.segment_ids == [0] * len(original)
+        assert any(_find(s, original[1:-1]) >= 0 for s in streams)
+        for position in instance.masked_lm_positions:
+            assert original[position] not in special
+            replaced = instance.tokens[position]
+            if replaced not in (tokenizer.mask_id, original[position]):
+                assert replaced not in special
+                random_ids += 1
+    assert random_ids > 100
+
+
+def test_sentencepiece_whole_words_and_dynamic_sentence_order(
+        family_documents):
+    """Dynamic data for ALBERT: `[CLS] A [SEP] B [SEP]` with type ids 0/1,
+    sentence-order labels half 1, and whole-word masks over SentencePiece
+    words (a piece without "▁" continues the word before it)."""
+    preprocessor, documents = family_documents["albert"]
+    tokenizer = preprocessor.tokenizer
+    dataset = pretraining.dynamic_pretraining_dataset(
+        documents, tokenizer, 32, max_seq_length=MAX_SEQ,
+        masking=pretraining.MaskingConfig(max_predictions_per_seq=MAX_SEQ,
+                                          whole_word_mask=True),
+        seed=5, objective="sentence_order", layout=preprocessor.layout)
+    originals, positions_list, labels = [], [], []
+    for batch in dataset.take(6):
+        batch = {k: v.numpy() for k, v in batch.items()}
+        for row in range(len(batch["input_ids"])):
+            length = int(batch["input_mask"][row].sum())
+            count = int(batch["masked_lm_weights"][row].sum())
+            original = list(batch["input_ids"][row][:length])
+            positions = list(batch["masked_lm_positions"][row][:count])
+            for p, label in zip(positions, batch["masked_lm_ids"][row][:count]):
+                original[p] = label
+            _check_packing(original, list(batch["segment_ids"][row][:length]),
+                           tokenizer.cls_id, tokenizer.sep_id)
+            originals.append(original)
+            positions_list.append(positions)
+            labels.append(batch["next_sentence_labels"][row])
+    assert _within(np.mean(labels), 0.5, len(labels))
+    continuation = [not t.startswith("\u2581") for t in tokenizer.vocabulary]
+    _assert_whole_words(originals, positions_list, continuation,
+                        (tokenizer.cls_id, tokenizer.sep_id))
+
+
+def test_static_records_name_their_sentence_objective(documents, tokenizer,
+                                                      tmp_path):
+    paths = [str(tmp_path / "data")]
+    pretraining.write_vocabulary_records(paths, tokenizer, "sentence_order")
+    pretraining.check_data_vocabulary(paths, tokenizer, "sentence_order")
+    with pytest.raises(ValueError, match="data was written for the sentence "
+                                         "objective sentence_order"):
+        pretraining.check_data_vocabulary(paths, tokenizer, "next_sentence")
+    # Records written before objectives were recorded are BERT's.
+    record = tmp_path / ".data.vocab.json"
+    record.write_text(json.dumps(pretraining.vocabulary_fingerprint(tokenizer)))
+    pretraining.check_data_vocabulary(paths, tokenizer, "next_sentence")
+    with pytest.raises(ValueError, match="sentence objective next_sentence"):
+        pretraining.check_data_vocabulary(paths, tokenizer, None)

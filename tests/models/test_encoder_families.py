@@ -400,3 +400,125 @@ def test_input_errors_name_the_family(tmp_path):
     with pytest.raises(ValueError, match="DistilBertEncoder input "
                                          "'input_mask' must be an integer"):
         encoder(inputs)
+
+
+# Each family's HF pretraining model: masked-LM, with BERT's next-sentence
+# and ALBERT's sentence-order head.
+PRETRAINING_CLASSES = {
+    "bert": transformers.BertForPreTraining,
+    "distilbert": transformers.DistilBertForMaskedLM,
+    "electra": transformers.ElectraForMaskedLM,
+    "roberta": transformers.RobertaForMaskedLM,
+    "albert": transformers.AlbertForPreTraining,
+}
+MASKED_POSITIONS = np.array([[1, 3, 5], [0, 2, 6], [4, 8, 9]], np.int32)
+
+
+def _hf_pretraining_outputs(model, inputs, with_segments, labels=None):
+    """`(masked-LM logits at MASKED_POSITIONS, sentence logits or None,
+    loss or None)` of an HF pretraining model."""
+    kwargs = dict(input_ids=torch.tensor(inputs["input_word_ids"]).long(),
+                  attention_mask=torch.tensor(inputs["input_mask"]).long())
+    if with_segments:
+        kwargs["token_type_ids"] = torch.tensor(inputs["input_type_ids"]).long()
+    if labels is not None:
+        mlm_labels, sentence_labels = labels
+        kwargs["labels"] = torch.tensor(mlm_labels).long()
+        if sentence_labels is not None:
+            name = ("sentence_order_label" if "Albert" in type(model).__name__
+                    else "next_sentence_label")
+            kwargs[name] = torch.tensor(sentence_labels).long()
+    with torch.no_grad():
+        output = model(**kwargs)
+    logits = getattr(output, "prediction_logits", None)
+    if logits is None:
+        logits = output.logits
+    sentence = getattr(output, "seq_relationship_logits",
+                       getattr(output, "sop_logits", None))
+    return (np.take_along_axis(logits.numpy(), MASKED_POSITIONS[..., None], 1),
+            None if sentence is None else sentence.numpy(), output.loss)
+
+
+@pytest.mark.parametrize("family", sorted(PRETRAINING_CLASSES))
+def test_pretrainer_logits_and_loss_match_hf(family, tmp_path):
+    """`load_pretrainer` on each family's HF pretraining checkpoint (every
+    head weight loaded, strictly): the masked-LM logits, the sentence
+    head's where the family has one, and the pretraining task's loss equal
+    HF's."""
+    from tfbert.checkpoints import load_pretrainer
+    from tfbert.tasks.pretraining import loss_and_metrics
+
+    _, hf_config, tfbert_class, with_segments = FAMILIES[family]
+    hf_model = _randomize(PRETRAINING_CLASSES[family](hf_config))
+    hf_model.save_pretrained(tmp_path)
+    model = load_pretrainer(tmp_path, strict=True)
+    assert type(model.encoder) is tfbert_class
+    inputs = _inputs(hf_config.pad_token_id or 0, with_segments)
+    outputs = model({**inputs, "masked_lm_positions": MASKED_POSITIONS})
+    has_sentence_head = tfbert_class.sentence_objective is not None
+    assert ("next_sentence_logits" in outputs) == has_sentence_head
+
+    labels = np.random.default_rng(3).integers(3, VOCAB, MASKED_POSITIONS.shape)
+    hf_labels = np.full(inputs["input_word_ids"].shape, -100)
+    np.put_along_axis(hf_labels, MASKED_POSITIONS, labels, 1)
+    sentence_labels = np.array([0, 1, 1]) if has_sentence_head else None
+    mlm, sentence, hf_loss = _hf_pretraining_outputs(
+        hf_model, inputs, with_segments, (hf_labels, sentence_labels))
+    np.testing.assert_allclose(np.asarray(outputs["masked_lm_logits"]), mlm,
+                               atol=1e-4)
+    losses, _ = loss_and_metrics(0, has_sentence_head)
+    loss = losses["masked_lm_logits"](labels, outputs["masked_lm_logits"])
+    if has_sentence_head:
+        np.testing.assert_allclose(
+            np.asarray(outputs["next_sentence_logits"]), sentence, atol=1e-4)
+        loss += losses["next_sentence_logits"](
+            sentence_labels, outputs["next_sentence_logits"])
+    assert abs(float(loss) - hf_loss.item()) < 1e-4
+
+
+@pytest.mark.parametrize("family", ["albert", "distilbert", "electra",
+                                    "roberta"])
+def test_save_pretrainer_is_the_family_hf_pretraining_model(family,
+                                                            tmp_path):
+    """What `save_pretrainer` writes, `transformers` loads as the family's
+    pretraining model with no weight missing or left over, and it computes
+    what the model it came from computes."""
+    from tfbert.checkpoints import load_pretrainer, save_pretrainer
+
+    _, hf_config, _, with_segments = FAMILIES[family]
+    hf_class = PRETRAINING_CLASSES[family]
+    hf_model = _randomize(hf_class(hf_config))
+    hf_model.save_pretrained(tmp_path / "hf")
+    save_pretrainer(load_pretrainer(tmp_path / "hf"), tmp_path / "tfbert")
+    config = json.loads((tmp_path / "tfbert" / "config.json").read_text())
+    assert config["architectures"] == [hf_class.__name__]
+    reloaded, info = hf_class.from_pretrained(tmp_path / "tfbert",
+                                              output_loading_info=True)
+    assert not info["missing_keys"] and not info["unexpected_keys"], info
+    inputs = _inputs(hf_config.pad_token_id or 0, with_segments)
+    expected = _hf_pretraining_outputs(hf_model, inputs, with_segments)
+    got = _hf_pretraining_outputs(reloaded.eval(), inputs, with_segments)
+    np.testing.assert_allclose(got[0], expected[0], atol=1e-6)
+    if expected[1] is not None:
+        np.testing.assert_allclose(got[1], expected[1], atol=1e-6)
+
+
+def test_a_sentence_head_without_its_weights_starts_random_and_is_logged(
+        tmp_path, caplog):
+    """A bare `AlbertModel` checkpoint has the pooler but no pretraining
+    heads; a bare `ElectraModel` has neither, and its family no sentence
+    head: the pretrainer still builds, and says which heads start random."""
+    from tfbert.checkpoints import load_pretrainer
+
+    _save("albert", tmp_path / "albert")
+    with caplog.at_level("WARNING"):
+        model = load_pretrainer(tmp_path / "albert")
+    assert model.next_sentence_head is not None
+    warned = " ".join(record.getMessage() for record in caplog.records)
+    assert "no masked-LM head" in warned and "no sentence-order head" in warned
+    with pytest.raises(ValueError, match="model variables with no value"):
+        load_pretrainer(tmp_path / "albert", strict=True)
+
+    _save("electra", tmp_path / "electra", transformers.ElectraModel)
+    model = load_pretrainer(tmp_path / "electra")
+    assert model.next_sentence_head is None

@@ -239,3 +239,29 @@ def test_command_line_errors_are_one_line_without_traceback(
                  if line.startswith(f"{program}: error:")]
         assert len(lines) == 1 and expected in lines[0], result.stderr
         assert time.time() - start < 60
+
+
+def test_pretraining_refuses_data_of_another_objective_and_discriminators(
+        capsys, tmp_path, zoo_checkpoints):
+    from tfbert.data import pretraining
+    from tfbert.text import Preprocessor
+
+    albert = zoo_checkpoints["albert"]
+    data = tmp_path / "data.tfrecord"
+    pretraining.write_instances([], [str(data)], 32, 5)
+    pretraining.write_vocabulary_records(
+        [str(data)], Preprocessor.from_pretrained(albert).tokenizer,
+        "next_sentence")
+    _refused(capsys, PretrainingTask,
+             [f"--init_checkpoint={albert}",
+              f"--model_dir={tmp_path / 'model'}", "--do_train",
+              f"--input_file={data}", "--max_seq_length=32"],
+             str(data), "sentence objective next_sentence",
+             "the model's is sentence_order")
+    # The zoo's ELECTRA checkpoint is an ElectraForPreTraining.
+    _refused(capsys, PretrainingTask,
+             [f"--init_checkpoint={zoo_checkpoints['electra']}",
+              f"--model_dir={tmp_path / 'electra'}", "--do_train",
+              f"--input_file={data}", "--max_seq_length=32"],
+             "--init_checkpoint", "ELECTRA discriminator")
+    assert not (tmp_path / "model" / "checkpoints").exists()

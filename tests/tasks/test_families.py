@@ -2,6 +2,7 @@
 models with trained tokenizers, `tests/zoo_checkpoints.py`)."""
 
 import json
+from pathlib import Path
 
 import numpy as np
 import pytest
@@ -74,7 +75,8 @@ print(json.dumps({k: v.numpy().tolist() for k, v in out.items()},
 
 
 @pytest.mark.parametrize("family,version", [
-    ("distilbert", "1.1"), ("roberta", "2.0"), ("albert", "1.1")])
+    ("distilbert", "1.1"), ("roberta", "2.0"), ("electra", "2.0"),
+    ("albert", "1.1")])
 def test_squad_trains_predicts_and_exports(family, version, zoo_checkpoints,
                                            tmp_path, shared_data_dir,
                                            run_fresh_python):
@@ -123,7 +125,8 @@ print(json.dumps({k: v.numpy().tolist() for k, v in out.items()},
 """
 
 
-@pytest.mark.parametrize("family", ["distilbert", "roberta", "albert"])
+@pytest.mark.parametrize("family", ["distilbert", "roberta", "electra",
+                                    "albert"])
 def test_ner_trains_predicts_and_exports(family, zoo_checkpoints, tmp_path,
                                          shared_data_dir, run_fresh_python):
     lines = (shared_data_dir / "conll2003" / "train.txt").read_text(
@@ -164,3 +167,90 @@ def test_ner_trains_predicts_and_exports(family, zoo_checkpoints, tmp_path,
             predict[i].words)
         assert served["word_labels"][row][:len(predict[i].words)] == [
             tag for _, tag in written[i]]
+
+
+def _hf_masked_lm_outputs(hf_model, batch, sentence_output):
+    """HF logits at the batch's masked positions (and the sentence head's)."""
+    import torch
+
+    with torch.no_grad():
+        output = hf_model(
+            input_ids=torch.tensor(batch["input_word_ids"].numpy()).long(),
+            attention_mask=torch.tensor(batch["input_mask"].numpy()).long(),
+            token_type_ids=torch.tensor(batch["input_type_ids"].numpy()).long())
+    logits = getattr(output, "prediction_logits", None)
+    logits = output.logits if logits is None else logits
+    positions = batch["masked_lm_positions"].numpy()[..., None]
+    return (np.take_along_axis(logits.numpy(), positions, 1),
+            getattr(output, sentence_output).numpy() if sentence_output
+            else None)
+
+
+@pytest.mark.parametrize("family,data", [("roberta", "corpus"),
+                                         ("albert", "static")])
+def test_pretraining_trains_and_exports_the_family_model(
+        family, data, zoo_checkpoints, tmp_path, shared_data_dir):
+    """Continued pretraining of a family checkpoint with its own objective
+    (RoBERTa: masked-LM only, dynamic masking; ALBERT: masked-LM +
+    sentence order, static records), exported as the family's HF
+    pretraining model with its tokenizer: `transformers` loads both and
+    computes what the trained model computes."""
+    import subprocess
+    import sys
+
+    import transformers
+
+    from tfbert.data import pretraining
+    from tfbert.data.wikipedia import convert_wikiextractor
+    from tfbert.tasks.pretraining import PretrainingTask
+
+    checkpoint = zoo_checkpoints[family]
+    corpus = tmp_path / "corpus.txt"
+    convert_wikiextractor(str(shared_data_dir / "wikipedia/enwiki-"
+                          "wikiextractor/AA/wiki_02"), corpus)
+    documents = pretraining.read_corpus(str(corpus))[:24]
+    corpus.write_text("\n\n".join("\n".join(d[:20]) for d in documents)
+                      + "\n", encoding="utf-8")
+    common = ["--max_seq_length=64", "--max_predictions_per_seq=10"]
+    if data == "static":
+        subprocess.run(
+            [sys.executable, "-m", "tasks.create_pretraining_data",
+             f"--input_file={corpus}", f"--output_file={tmp_path / 'data'}",
+             f"--init_checkpoint={checkpoint}", "--dupe_factor=2",
+             "--do_whole_word_mask", *common], check=True,
+            capture_output=True, cwd=Path(__file__).parents[2])
+        record = json.loads((tmp_path / ".data.vocab.json").read_text())
+        assert record["sentence_objective"] == "sentence_order"
+        source = [f"--input_file={tmp_path / 'data'}"]
+    else:
+        source = [f"--corpus_file={corpus}"]
+    model_dir, export_dir = tmp_path / "model", tmp_path / "export"
+    task, prepared = run_task(PretrainingTask, [
+        f"--init_checkpoint={checkpoint}", *source, "--do_train", "--do_eval",
+        f"--eval_corpus_file={corpus}", f"--model_dir={model_dir}",
+        f"--export_dir={export_dir}", "--num_train_steps=4",
+        "--train_batch_size=8", "--eval_batch_size=8", *common])
+    results = json.loads((model_dir / "eval_results.json").read_text())
+    assert 0 <= results["masked_lm_accuracy"] <= 1
+    assert ("next_sentence_accuracy" in results) == (family == "albert")
+
+    hf_class, sentence_output = {
+        "roberta": (transformers.RobertaForMaskedLM, None),
+        "albert": (transformers.AlbertForPreTraining, "sop_logits")}[family]
+    hf_model, info = hf_class.from_pretrained(export_dir,
+                                              output_loading_info=True)
+    assert not info["missing_keys"], info
+    batch = next(iter(task.eval_dataset))[0]
+    ours = prepared.model(batch, training=False)
+    mlm, sentence = _hf_masked_lm_outputs(hf_model.eval(), batch,
+                                          sentence_output)
+    np.testing.assert_allclose(np.asarray(ours["masked_lm_logits"]), mlm,
+                               atol=1e-4)
+    if sentence is not None:
+        np.testing.assert_allclose(
+            np.asarray(ours["next_sentence_logits"]), sentence, atol=1e-4)
+    # The exported tokenizer files tokenize as the checkpoint's.
+    text = [" ".join(documents[0][:3])]
+    original = transformers.AutoTokenizer.from_pretrained(checkpoint)
+    exported = transformers.AutoTokenizer.from_pretrained(export_dir)
+    assert exported(text)["input_ids"] == original(text)["input_ids"]

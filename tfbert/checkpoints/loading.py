@@ -129,10 +129,20 @@ def weights_for(encoder, weights):
 
 def load_pretrainer(name_or_path, strict=False, **config_overrides):
     """Builds a `BertPretrainer`, loading the encoder and, when the checkpoint
-    has them, the masked-LM and next-sentence heads. The encoder is always
-    loaded strictly; `strict` extends that to the heads."""
+    has them, the masked-LM and sentence heads. The encoder is always
+    loaded strictly; `strict` extends that to the heads. Any family's HF
+    checkpoint (`tfbert.Encoder.from_pretrained` reads it) works; a family
+    preset without weights gives a randomly initialised model."""
     from tfbert.models import BertEncoder, BertPretrainer
+    from tfbert.models.encoder import (
+        Encoder, family_of, load_family_pretrainer)
 
+    if family_of(name_or_path) is not None:
+        if os.path.isdir(name_or_path):
+            return load_family_pretrainer(name_or_path, strict=strict,
+                                          **config_overrides)
+        return BertPretrainer(Encoder.from_pretrained(name_or_path,
+                                                      **config_overrides))
     checkpoint = read_checkpoint(name_or_path)
     pretrainer = BertPretrainer(
         BertEncoder(_config_with(checkpoint.config, config_overrides)))
@@ -197,7 +207,21 @@ def save_encoder(encoder, directory, tokenizer=None, format="hf"):
 
 
 def save_pretrainer(pretrainer, directory, tokenizer=None, format="hf"):
-    """Writes the encoder and its pretraining heads."""
+    """Writes the encoder and its pretraining heads: for BERT in any
+    `format`, for the other families as their HF pretraining model
+    (`Family.pretraining_class`, format "hf" only)."""
+    from tfbert.models.encoder import FamilyEncoder, save_family_checkpoint
+
+    if isinstance(pretrainer.encoder, FamilyEncoder):
+        if format != "hf":
+            raise ValueError(f"a {type(pretrainer.encoder).__name__} saves "
+                             f"in HF's layout only, not {format!r}")
+        heads = {name: value for name, value in
+                 pretrainer_variables(pretrainer).items()
+                 if name.startswith(HEAD_PREFIX)}
+        save_family_checkpoint(pretrainer.encoder, directory, tokenizer,
+                               heads=read_variables(heads))
+        return
     write_checkpoint(
         directory, pretrainer.encoder.config,
         read_variables(pretrainer_variables(pretrainer)),

@@ -63,10 +63,10 @@ def encoder_variables(encoder):
 
 
 def pretrainer_variables(pretrainer):
-    """Like `encoder_variables`, plus the masked-LM and next-sentence heads of
-    a `BertPretrainer`."""
+    """Like `encoder_variables`, plus the masked-LM head and (where the
+    model has one) the next-sentence / sentence-order head of a
+    `BertPretrainer`."""
     mlm = pretrainer.masked_lm_head
-    nsp = pretrainer.next_sentence_head
     names = encoder_variables(pretrainer.encoder)
     names.update({
         "cls/predictions/transform/dense/kernel": (mlm.transform.kernel, False),
@@ -74,9 +74,13 @@ def pretrainer_variables(pretrainer):
         "cls/predictions/transform/LayerNorm/gamma": (mlm.layer_norm.gamma, False),
         "cls/predictions/transform/LayerNorm/beta": (mlm.layer_norm.beta, False),
         "cls/predictions/output_bias": (mlm.output_bias, False),
-        "cls/seq_relationship/output_weights": (nsp.dense.kernel, True),
-        "cls/seq_relationship/output_bias": (nsp.dense.bias, False),
     })
+    sentence = pretrainer.next_sentence_head
+    if sentence is not None:
+        names.update({
+            "cls/seq_relationship/output_weights": (sentence.dense.kernel, True),
+            "cls/seq_relationship/output_bias": (sentence.dense.bias, False),
+        })
     return names
 
 

@@ -1,4 +1,5 @@
-"""Masked-LM + next-sentence pretraining data, static and dynamic.
+"""Masked-LM pretraining data with each family's sentence objective,
+static and dynamic.
 
 The corpus format is Google BERT's: UTF-8 text, one sentence per line, a
 blank line between documents (`read_corpus`).
@@ -17,17 +18,27 @@ following sentence as B (the original forces a random B there, which gives
 dropped at the end of a document; and the random document is drawn among the
 others (the original retries 10 times and may keep the same document). The pair is
 trimmed to fit, one token at a time from the longer segment, from its front
-or back at random, and packed as `[CLS] A [SEP] B [SEP]` with segment ids 0
-for `[CLS] A [SEP]` and 1 for `B [SEP]`.
+or back at random, and packed in the family's layout (`PackingLayout`):
+BERT's `[CLS] A [SEP] B [SEP]` with segment ids 0 for `[CLS] A [SEP]` and 1
+for `B [SEP]`, RoBERTa's `<s> A </s></s> B </s>` with segment ids 0.
+
+That is the "next_sentence" objective (BERT). The others
+(`SENTENCE_OBJECTIVES`): "sentence_order" (ALBERT) splits a chunk the same
+way, B always A's continuation, and swaps A and B with probability 0.5
+(label 1); None (masked-LM only: DistilBERT, RoBERTa, ELECTRA) packs the
+whole chunk as one segment (label 0), like RoBERTa's DOC-SENTENCES inputs.
 
 Masking selects `min(max_predictions_per_seq, max(1, round(len * p)))`
-tokens (`len` counts [CLS]/[SEP], as the original does) among all tokens but
-[CLS] and [SEP]: candidates (single tokens, or whole words = a piece plus
-its following "##" pieces with `whole_word_mask`) are visited in random
-order and taken while they fit. Each selected token becomes [MASK] with
-probability 0.8, a random token with 0.1 (drawn uniformly from the
-vocabulary without the bracketed special/unused tokens; the original also
-draws those) and stays unchanged with 0.1.
+tokens (`len` counts the special tokens, as the original does) among all
+tokens but those the layout packs ([CLS]/[SEP], <s>/</s>): candidates
+(single tokens, or with `whole_word_mask` whole words: a piece plus the
+following pieces that continue its word, `##...` in WordPiece, pieces
+without the word-start marker in BPE and SentencePiece) are visited in
+random order and taken while they fit. Each selected token becomes the
+mask token with probability 0.8, a random token with 0.1 (drawn uniformly
+from the vocabulary without the special and bracketed tokens such as
+[unused0] or <pad>; the original also draws those) and stays unchanged
+with 0.1.
 
 Two pipelines give identical features:
   * static (`create_instances` + `write_instances`, then
@@ -44,7 +55,8 @@ Both yield batches of a dict with
   masked_lm_positions  int32   [batch, max_predictions_per_seq]
   masked_lm_ids        int32   [batch, max_predictions_per_seq]
   masked_lm_weights    float32 [batch, max_predictions_per_seq]
-  next_sentence_labels int32   [batch]  (0 = actual next, 1 = random)
+  next_sentence_labels int32   [batch]  (0 = A then its actual next text;
+                                        1 = random B, or swapped)
 padded with 0, except `masked_lm_ids`, whose unused slots hold the [PAD]
 id (0 in every BERT vocabulary, so the files match the original's; [PAD] is
 never a real target, which lets a metric skip those slots by label).
@@ -63,6 +75,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from tfbert.text.packing_layout import BERT_LAYOUT
+
+SENTENCE_OBJECTIVES = ("next_sentence", "sentence_order", None)
 FEATURE_NAMES = ("input_ids", "input_mask", "segment_ids",
                  "masked_lm_positions", "masked_lm_ids", "masked_lm_weights",
                  "next_sentence_labels")
@@ -115,7 +130,7 @@ def tokenize_documents(documents, tokenizer, batch_size=8192, verbose=1):
 
     Args:
       documents: list of lists of str sentences.
-      tokenizer: a `tfbert.text.BertTokenizer`.
+      tokenizer: a tfbert tokenizer (WordPiece, BPE or SentencePiece).
       batch_size: sentences per tokenizer call.
       verbose: 0 silent, 1 a progress bar over the sentences.
 
@@ -140,17 +155,18 @@ def tokenize_documents(documents, tokenizer, batch_size=8192, verbose=1):
     return result
 
 
-# -- segment pairs (NSP) ------------------------------------------------------
+# -- segment pairs -------------------------------------------------------------
 
 @dataclasses.dataclass
 class SegmentPair:
-    """One NSP example before masking: `tokens_a`, `tokens_b` (lists of ids),
-    `is_random_next` (B comes from another document), and, for checks,
+    """One example before masking: `tokens_a`, `tokens_b` (lists of ids;
+    `tokens_b` None for a single segment), `label` (1: B comes from another
+    document, or A and B are swapped; else 0), and, for checks,
     `document_index` (A's document) and `b_document_index` (B's)."""
 
     tokens_a: list
     tokens_b: list
-    is_random_next: bool
+    label: int
     document_index: int
     b_document_index: int
 
@@ -164,10 +180,35 @@ def _truncate_pair(tokens_a, tokens_b, max_num_tokens, rng):
             longer.pop()
 
 
-def _document_pairs(documents, document_index, max_seq_length,
-                    short_seq_prob, rng):
+def _truncate_segment(tokens, max_num_tokens, rng):
+    while len(tokens) > max_num_tokens:
+        if rng.random() < 0.5:
+            del tokens[0]
+        else:
+            tokens.pop()
+
+
+def _document_segments(document, document_index, max_num_tokens,
+                       short_seq_prob, rng):
+    """Single-segment examples: chunks of whole sentences."""
+    target_length = max_num_tokens
+    if rng.random() < short_seq_prob:
+        target_length = rng.randint(2, max_num_tokens)
+    segments = []
+    chunk = []
+    for index, sentence in enumerate(document):
+        chunk.extend(sentence)
+        if index == len(document) - 1 or len(chunk) >= target_length:
+            _truncate_segment(chunk, max_num_tokens, rng)
+            segments.append(SegmentPair(chunk, None, 0, document_index,
+                                        document_index))
+            chunk = []
+    return segments
+
+
+def _document_pairs(documents, document_index, max_num_tokens,
+                    short_seq_prob, rng, objective):
     document = documents[document_index]
-    max_num_tokens = max_seq_length - 3
     target_length = max_num_tokens
     if rng.random() < short_seq_prob:
         target_length = rng.randint(2, max_num_tokens)
@@ -179,7 +220,8 @@ def _document_pairs(documents, document_index, max_seq_length,
         chunk.append(document[i])
         chunk_length += len(document[i])
         if i == len(document) - 1 or chunk_length >= target_length:
-            is_random_next = rng.random() < 0.5
+            is_random_next = (objective == "next_sentence"
+                              and rng.random() < 0.5)
             if not is_random_next and len(chunk) == 1:
                 if i == len(document) - 1:
                     break  # No next sentence to pair with.
@@ -204,7 +246,10 @@ def _document_pairs(documents, document_index, max_seq_length,
                 b_index = document_index
                 tokens_b = [t for sentence in chunk[a_end:] for t in sentence]
             _truncate_pair(tokens_a, tokens_b, max_num_tokens, rng)
-            pairs.append(SegmentPair(tokens_a, tokens_b, is_random_next,
+            label = int(is_random_next)
+            if objective == "sentence_order" and rng.random() < 0.5:
+                tokens_a, tokens_b, label = tokens_b, tokens_a, 1
+            pairs.append(SegmentPair(tokens_a, tokens_b, label,
                                      document_index, b_index))
             chunk = []
             chunk_length = 0
@@ -212,37 +257,56 @@ def _document_pairs(documents, document_index, max_seq_length,
     return pairs
 
 
-def create_segment_pairs(documents, max_seq_length, short_seq_prob, rng):
-    """NSP segment pairs of every document (see the module docstring).
+def create_segment_pairs(documents, max_seq_length, short_seq_prob, rng,
+                         objective="next_sentence", layout=BERT_LAYOUT):
+    """The examples of every document for a sentence objective (see the
+    module docstring).
 
     Args:
       documents: tokenized documents (lists of lists of int ids).
-      max_seq_length: packed length limit; pairs hold at most
-        `max_seq_length - 3` tokens.
+      max_seq_length: packed length limit; the segments hold at most
+        `max_seq_length` less the layout's special tokens.
       short_seq_prob: probability of a shorter target length per document.
       rng: a `random.Random`.
+      objective: one of `SENTENCE_OBJECTIVES`.
+      layout: the family's `PackingLayout`.
 
     Returns:
       list of `SegmentPair`, document order (not shuffled).
     """
-    if len(documents) < 2:
+    if objective not in SENTENCE_OBJECTIVES:
+        raise ValueError(f"unknown sentence objective {objective!r}; one of "
+                         f"{SENTENCE_OBJECTIVES}")
+    if objective == "next_sentence" and len(documents) < 2:
         raise ValueError("next-sentence prediction needs at least 2 documents, "
                          f"got {len(documents)}")
-    if max_seq_length < 5:
+    num_segments = 1 if objective is None else 2
+    max_num_tokens = max_seq_length - layout.num_special_tokens(num_segments)
+    if max_num_tokens < 2:
         raise ValueError(f"max_seq_length={max_seq_length} is too short for "
-                         "[CLS] A [SEP] B [SEP]")
-    pairs = []
+                         f"{num_segments} segment(s) and the special tokens")
+    examples = []
     for index in range(len(documents)):
-        pairs.extend(_document_pairs(documents, index, max_seq_length,
-                                     short_seq_prob, rng))
-    return pairs
+        if objective is None:
+            examples.extend(_document_segments(
+                documents[index], index, max_num_tokens, short_seq_prob, rng))
+        else:
+            examples.extend(_document_pairs(documents, index, max_num_tokens,
+                                            short_seq_prob, rng, objective))
+    return examples
 
 
-def pack_pair(tokens_a, tokens_b, cls_id, sep_id):
-    """`([CLS] A [SEP] B [SEP], segment ids)` as two lists of int."""
-    tokens = [cls_id, *tokens_a, sep_id, *tokens_b, sep_id]
-    segment_ids = [0] * (len(tokens_a) + 2) + [1] * (len(tokens_b) + 1)
-    return tokens, segment_ids
+def pack_pair(tokens_a, tokens_b, vocab):
+    """`(packed ids, segment ids)` as two lists of int: segment A (and B,
+    unless it is None) in the layout of `vocab` (a `VocabularyInfo`)."""
+    tokens = [*vocab.start_ids, *tokens_a]
+    if tokens_b is None:
+        tokens += vocab.end_ids
+        return tokens, [0] * len(tokens)
+    tokens += vocab.middle_ids
+    first = len(tokens)
+    tokens += [*tokens_b, *vocab.end_ids]
+    return tokens, [0] * first + [vocab.second_type_id] * (len(tokens) - first)
 
 
 # -- masking ------------------------------------------------------------------
@@ -254,7 +318,8 @@ class MaskingConfig:
     Attributes:
       max_predictions_per_seq: cap on masked tokens per sequence.
       masked_lm_prob: fraction of tokens to predict.
-      whole_word_mask: select whole words (a piece and its "##" pieces).
+      whole_word_mask: select whole words (a piece and the pieces that
+        continue its word).
       mask_token_rate: selected tokens replaced by [MASK].
       random_token_rate: selected tokens replaced by a random token (the
         rest stay unchanged).
@@ -268,26 +333,43 @@ class MaskingConfig:
 
 
 class VocabularyInfo:
-    """What masking needs to know about a tokenizer's vocabulary.
+    """What packing and masking need to know about a tokenizer.
+
+    Args:
+      tokenizer: a tfbert tokenizer.
+      layout: the family's `PackingLayout`.
 
     Attributes:
-      cls_id, sep_id, mask_id, pad_id: special ids.
-      is_continuation: bool numpy [vocab], the token starts with "##".
+      mask_id, pad_id: special ids.
+      start_ids, middle_ids, end_ids: the layout's special ids (lists).
+      second_type_id: segment id of segment B.
+      is_special: bool numpy [vocab], a token the layout packs ([CLS],
+        [SEP]; <s>, </s>), which is never selected.
+      is_continuation: bool numpy [vocab], the token continues a word.
       random_ids: int32 numpy ids a random replacement is drawn from (all
-        but bracketed tokens such as [PAD], [unused0]).
+        but special and bracketed tokens such as [unused0] or <pad>, and
+        ids the vocabulary skips).
     """
 
-    def __init__(self, tokenizer):
+    def __init__(self, tokenizer, layout=BERT_LAYOUT):
         tokens = tokenizer.vocabulary
-        self.cls_id = tokenizer.cls_id
-        self.sep_id = tokenizer.sep_id
         self.mask_id = tokenizer.mask_id
         self.pad_id = tokenizer.pad_id
+        self.start_ids = layout.token_ids(tokenizer, "start")
+        self.middle_ids = layout.token_ids(tokenizer, "middle")
+        self.end_ids = layout.token_ids(tokenizer, "end")
+        self.second_type_id = layout.second_type_id
         self.vocab_size = len(tokens)
-        self.is_continuation = np.array([t.startswith("##") for t in tokens])
+        self.is_special = np.zeros(len(tokens), bool)
+        self.is_special[self.start_ids + self.middle_ids + self.end_ids] = True
+        self.is_continuation = np.array(
+            [bool(t) and tokenizer.continues_word(t) for t in tokens])
+        special_ids = tokenizer.special_ids
         self.random_ids = np.array(
             [i for i, t in enumerate(tokens)
-             if not (t.startswith("[") and t.endswith("]"))], np.int32)
+             if t and i not in special_ids
+             and not (t[0] + t[-1] in ("[]", "<>") and len(t) > 2)],
+            np.int32)
 
 
 def num_to_predict(length, config):
@@ -300,7 +382,7 @@ def mask_tokens(tokens, config, vocab, rng):
     """Masks one packed sequence (static pipeline; Python `rng`).
 
     Args:
-      tokens: list of int ids, `[CLS] A [SEP] B [SEP]`.
+      tokens: list of int ids, packed (`pack_pair`).
       config: a `MaskingConfig`.
       vocab: a `VocabularyInfo`.
       rng: a `random.Random`.
@@ -312,7 +394,7 @@ def mask_tokens(tokens, config, vocab, rng):
     candidates = []
     previous_was_candidate = False
     for i, token in enumerate(tokens):
-        if token in (vocab.cls_id, vocab.sep_id):
+        if vocab.is_special[token]:
             previous_was_candidate = False
             continue
         if (config.whole_word_mask and previous_was_candidate
@@ -354,40 +436,44 @@ class TrainingInstance:
     segment_ids: list
     masked_lm_positions: list
     masked_lm_labels: list
-    is_random_next: bool
+    sentence_label: int
 
 
 def create_instances(documents, tokenizer, *, max_seq_length=128,
                      short_seq_prob=0.1, dupe_factor=5, masking=MaskingConfig(),
-                     seed=12345, verbose=1):
+                     seed=12345, verbose=1, objective="next_sentence",
+                     layout=BERT_LAYOUT):
     """Static pretraining instances of tokenized documents.
 
     Args:
       documents: tokenized documents (see `tokenize_documents`).
-      tokenizer: the `BertTokenizer` that produced them.
+      tokenizer: the tokenizer that produced them.
       max_seq_length: packed length limit.
       short_seq_prob: see `create_segment_pairs`.
       dupe_factor: passes over the data, each with new pairs and masks.
       masking: a `MaskingConfig`.
       seed: seed of the Python RNG.
       verbose: 0 silent, 1 a progress bar over the `dupe_factor` passes.
+      objective: the sentence objective (`SENTENCE_OBJECTIVES`).
+      layout: the family's `PackingLayout`.
 
     Returns:
       list of `TrainingInstance`, shuffled.
     """
     rng = random.Random(seed)
-    vocab = VocabularyInfo(tokenizer)
+    vocab = VocabularyInfo(tokenizer, layout)
     instances = []
     progress = keras.utils.Progbar(dupe_factor, verbose=verbose,
                                    unit_name="pass")
     for done in range(1, dupe_factor + 1):
         for pair in create_segment_pairs(documents, max_seq_length,
-                                         short_seq_prob, rng):
+                                         short_seq_prob, rng, objective,
+                                         layout):
             tokens, segment_ids = pack_pair(pair.tokens_a, pair.tokens_b,
-                                            vocab.cls_id, vocab.sep_id)
+                                            vocab)
             masked, positions, labels = mask_tokens(tokens, masking, vocab, rng)
             instances.append(TrainingInstance(masked, segment_ids, positions,
-                                              labels, pair.is_random_next))
+                                              labels, pair.label))
         progress.update(done, [("instances", len(instances))])
     rng.shuffle(instances)
     return instances
@@ -422,7 +508,7 @@ def instance_to_example(instance, max_seq_length, max_predictions_per_seq,
                                       max_predictions_per_seq, pad_id)),
         "masked_lm_weights": tf.train.Feature(float_list=tf.train.FloatList(
             value=_padded([1.0] * num_predictions, max_predictions_per_seq))),
-        "next_sentence_labels": ints([int(instance.is_random_next)]),
+        "next_sentence_labels": ints([instance.sentence_label]),
     }
     return tf.train.Example(features=tf.train.Features(feature=features))
 
@@ -484,16 +570,20 @@ def vocabulary_fingerprint(tokenizer):
             "vocab_sha256": hashlib.sha256(text).hexdigest()}
 
 
-def write_vocabulary_records(output_files, tokenizer):
-    """Records beside each shard which vocabulary its token ids index."""
+def write_vocabulary_records(output_files, tokenizer,
+                             objective="next_sentence"):
+    """Records beside each shard which vocabulary its token ids index and
+    which sentence objective its labels are for."""
     for path in output_files:
         with open(_vocabulary_record_path(path), "w", encoding="utf-8") as f:
-            json.dump(vocabulary_fingerprint(tokenizer), f)
+            json.dump({**vocabulary_fingerprint(tokenizer),
+                       "sentence_objective": objective}, f)
 
 
-def check_data_vocabulary(data_files, tokenizer):
+def check_data_vocabulary(data_files, tokenizer, objective="next_sentence"):
     """Raises ValueError if a shard was written with another vocabulary than
-    `tokenizer`'s (shards without a record are not checked)."""
+    `tokenizer`'s, or for another sentence objective (shards without a
+    record are not checked; records without an objective are BERT's)."""
     expected = vocabulary_fingerprint(tokenizer)
     for path in data_files:
         record = _vocabulary_record_path(path)
@@ -501,12 +591,18 @@ def check_data_vocabulary(data_files, tokenizer):
             continue
         with open(record, encoding="utf-8") as f:
             found = json.load(f)
+        found_objective = found.pop("sentence_objective", "next_sentence")
         if found != expected:
             raise ValueError(
                 f"{path} was written with another vocabulary "
                 f"({found['vocab_size']} tokens) than the model's "
                 f"({expected['vocab_size']} tokens): pass the data's "
                 "--vocab_file, and pretrain from scratch for a new vocabulary")
+        if found_objective != objective:
+            raise ValueError(
+                f"{path} was written for the sentence objective "
+                f"{found_objective} but the model's is {objective}: write the "
+                "data with this model's --init_checkpoint")
 
 
 def _feature_spec(max_seq_length, max_predictions_per_seq):
@@ -587,8 +683,7 @@ def mask_batch(input_ids, input_mask, config, vocab, seed):
     batch = tf.shape(input_ids)[0]
     seq = tf.shape(input_ids)[1]
     real = tf.cast(input_mask, tf.bool)
-    candidate = (real & tf.not_equal(input_ids, vocab.cls_id)
-                 & tf.not_equal(input_ids, vocab.sep_id))
+    candidate = real & ~tf.gather(tf.constant(vocab.is_special), input_ids)
     if config.whole_word_mask:
         continuation = tf.gather(tf.constant(vocab.is_continuation), input_ids)
         previous = tf.pad(candidate[:, :-1], [[0, 0], [1, 0]])
@@ -654,7 +749,8 @@ def mask_batch(input_ids, input_mask, config, vocab, seed):
 def dynamic_pretraining_dataset(documents, tokenizer, batch_size, *,
                                 max_seq_length=128, short_seq_prob=0.1,
                                 masking=MaskingConfig(), seed=12345,
-                                drop_remainder=True):
+                                drop_remainder=True,
+                                objective="next_sentence", layout=BERT_LAYOUT):
     """Batches drawn afresh every epoch from tokenized documents.
 
     Each iteration of the returned dataset (each epoch, when repeated) draws
@@ -665,30 +761,32 @@ def dynamic_pretraining_dataset(documents, tokenizer, batch_size, *,
 
     Args:
       documents: tokenized documents (see `tokenize_documents`).
-      tokenizer: the `BertTokenizer` that produced them.
+      tokenizer: the tokenizer that produced them.
       batch_size: examples per batch.
       max_seq_length, short_seq_prob: see `create_segment_pairs`.
       masking: a `MaskingConfig`.
       seed: seed of pairing and masking.
       drop_remainder: drop the last partial batch.
+      objective, layout: see `create_segment_pairs`.
 
     Returns:
       one epoch of feature dicts with the same names, shapes and dtypes as
       `pretraining_dataset`.
     """
-    vocab = VocabularyInfo(tokenizer)
+    vocab = VocabularyInfo(tokenizer, layout)
     epoch = [0]
 
     def pairs():
         rng = random.Random(seed * 1000003 + epoch[0])
         epoch[0] += 1
         generated = create_segment_pairs(documents, max_seq_length,
-                                         short_seq_prob, rng)
+                                         short_seq_prob, rng, objective,
+                                         layout)
         rng.shuffle(generated)
         for pair in generated:
             tokens, segment_ids = pack_pair(pair.tokens_a, pair.tokens_b,
-                                            vocab.cls_id, vocab.sep_id)
-            yield tokens, segment_ids, int(pair.is_random_next)
+                                            vocab)
+            yield tokens, segment_ids, pair.label
 
     dataset = tf.data.Dataset.from_generator(
         pairs, output_signature=(tf.TensorSpec([None], tf.int32),
@@ -717,18 +815,21 @@ def dynamic_pretraining_dataset(documents, tokenizer, batch_size, *,
         mask, num_parallel_calls=tf.data.AUTOTUNE, deterministic=True)
 
 
-def model_inputs(features):
+def model_inputs(features, sentence_labels=True):
     """A feature batch as `(x, y, sample_weight)` for a `BertPretrainer`:
     x holds the encoder inputs and `masked_lm_positions`; y and
     sample_weight are keyed by the model's outputs (`masked_lm_weights`
-    weighs the masked-LM loss; NSP examples weigh 1)."""
+    weighs the masked-LM loss; sentence examples weigh 1). Without
+    `sentence_labels` (a model without a sentence head) y holds the
+    masked-LM labels only."""
     x = {"input_word_ids": features["input_ids"],
          "input_mask": features["input_mask"],
          "input_type_ids": features["segment_ids"],
          "masked_lm_positions": features["masked_lm_positions"]}
-    y = {"masked_lm_logits": features["masked_lm_ids"],
-         "next_sentence_logits": features["next_sentence_labels"]}
-    weights = {"masked_lm_logits": features["masked_lm_weights"],
-               "next_sentence_logits": tf.ones_like(
-                   features["next_sentence_labels"], tf.float32)}
+    y = {"masked_lm_logits": features["masked_lm_ids"]}
+    weights = {"masked_lm_logits": features["masked_lm_weights"]}
+    if sentence_labels:
+        y["next_sentence_logits"] = features["next_sentence_labels"]
+        weights["next_sentence_logits"] = tf.ones_like(
+            features["next_sentence_labels"], tf.float32)
     return x, y, weights

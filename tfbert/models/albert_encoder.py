@@ -19,6 +19,8 @@ class AlbertEncoder(FamilyEncoder):
     `AlbertForSequenceClassification` uses (dropout, then the output layer).
     """
 
+    sentence_objective = "sentence_order"
+
 
 def config_from_hf(values):
     """`BertConfig` of an `AlbertConfig` dict (one group of one layer)."""
@@ -44,6 +46,14 @@ register_family(Family(
     config_from_hf=config_from_hf,
     config_to_hf=config_to_hf,
     hf_prefix="albert.",
+    pretraining_class="AlbertForPreTraining",
+    head_prefixes=(
+        ("predictions.dense.", "cls.predictions.transform.dense."),
+        ("predictions.LayerNorm.", "cls.predictions.transform.LayerNorm."),
+        ("predictions.bias", "cls.predictions.bias"),
+        ("predictions.decoder.", "cls.predictions.decoder."),
+        ("sop_classifier.classifier.", "cls.seq_relationship."),
+    ),
     renames=(
         (r"^encoder\.embedding_hidden_mapping_in\.", "embeddings_project."),
         (r"^encoder\.albert_layer_groups\.0\.albert_layers\.0\.",

@@ -67,6 +67,13 @@ class BertEncoder(keras.Model):
         family reads `pooled_output` (BERT, ALBERT); otherwise the
         activation of the dense layer it puts on `sequence_output[:, 0]`
         (`Pooler(activation=...)` on `sequence_output`, newly initialised).
+      sentence_objective: the family's pretraining objective on
+        `pooled_output` besides masked-LM: "next_sentence" (BERT: is B the
+        text after A or from another document?), "sentence_order" (ALBERT:
+        are A and B in their order or swapped?) or None (masked-LM only).
+      masked_lm_activation: the activation of the family's masked-LM
+        transform when HF fixes it (RoBERTa, ELECTRA: "gelu"); None reads
+        `config.hidden_act`.
 
     Example:
     ```python
@@ -79,6 +86,8 @@ class BertEncoder(keras.Model):
     """
 
     classification_activation = None
+    sentence_objective = "next_sentence"
+    masked_lm_activation = None
 
     def __init__(self, config, **kwargs):
         if not isinstance(config, BertConfig):

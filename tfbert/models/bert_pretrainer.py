@@ -1,4 +1,4 @@
-"""`BertPretrainer`: the encoder with masked-LM and next-sentence heads."""
+"""`BertPretrainer`: an encoder of any family with its pretraining heads."""
 
 import keras
 
@@ -8,20 +8,26 @@ from tfbert.models.encoder_task_model import EncoderTaskModel
 
 @keras.saving.register_keras_serializable(package="tfbert")
 class BertPretrainer(EncoderTaskModel, keras.Model):
-    """Masked-LM + next-sentence pretraining model.
+    """Masked-LM pretraining model, with the family's sentence-pair head.
 
     The masked-LM decoder is tied to the encoder's word-embedding variable:
-    the model holds exactly one [vocab, H] table.
+    the model holds exactly one [vocab, E] table. The encoder's
+    `sentence_objective` decides the second head: BERT's next-sentence
+    prediction, ALBERT's sentence-order prediction (the same two-way dense
+    layer on `pooled_output`), or none (DistilBERT, RoBERTa, ELECTRA's
+    generator: masked-LM only).
 
     Inputs: the encoder's input dict plus `masked_lm_positions`, int32
     [batch, num_predictions].
 
     Outputs: a dict with `masked_lm_logits` float32
-    [batch, num_predictions, vocab] and `next_sentence_logits` float32
-    [batch, 2] (0 = actual next segment, 1 = random).
+    [batch, num_predictions, vocab] and, with a sentence objective,
+    `next_sentence_logits` float32 [batch, 2]: 0 = B is A's continuation in
+    its original order; 1 = B comes from another document (next-sentence)
+    or A and B are swapped (sentence-order).
 
     Args:
-      encoder: a `BertEncoder`.
+      encoder: a `BertEncoder` of any family.
     """
 
     def __init__(self, encoder, **kwargs):
@@ -29,16 +35,23 @@ class BertPretrainer(EncoderTaskModel, keras.Model):
         config = encoder.config
         self.encoder = encoder
         self.masked_lm_head = MaskedLMHead(
-            config.vocab_size, hidden_act=config.hidden_act,
+            config.vocab_size,
+            hidden_act=encoder.masked_lm_activation or config.hidden_act,
             initializer_range=config.initializer_range,
             layer_norm_epsilon=config.layer_norm_epsilon,
-            name="masked_lm_head")
-        self.next_sentence_head = NextSentenceHead(
-            initializer_range=config.initializer_range,
-            name="next_sentence_head")
+            embedding_size=config.embedding_size, name="masked_lm_head")
         hidden_size = config.hidden_size
         self.masked_lm_head.build((None, None, hidden_size))
-        self.next_sentence_head.build((None, hidden_size))
+        self.next_sentence_head = None
+        if encoder.sentence_objective is not None:
+            if encoder.pooler is None:
+                raise ValueError(
+                    f"the {encoder.sentence_objective} head reads "
+                    "pooled_output: build the encoder with use_pooler=True")
+            self.next_sentence_head = NextSentenceHead(
+                initializer_range=config.initializer_range,
+                name="next_sentence_head")
+            self.next_sentence_head.build((None, hidden_size))
         # Every variable exists now; nothing is left for a build() call (or a
         # build config in a `.keras` file) to create.
         self.built = True
@@ -46,10 +59,10 @@ class BertPretrainer(EncoderTaskModel, keras.Model):
     def call(self, inputs, training=None):
         outputs = self.encoder(
             {name: inputs[name] for name in self.encoder.input}, training=training)
-        return {
-            "masked_lm_logits": self.masked_lm_head(
-                outputs["sequence_output"], inputs["masked_lm_positions"],
-                self.encoder.embeddings.word_embeddings),
-            "next_sentence_logits": self.next_sentence_head(
-                outputs["pooled_output"]),
-        }
+        logits = {"masked_lm_logits": self.masked_lm_head(
+            outputs["sequence_output"], inputs["masked_lm_positions"],
+            self.encoder.embeddings.word_embeddings)}
+        if self.next_sentence_head is not None:
+            logits["next_sentence_logits"] = self.next_sentence_head(
+                outputs["pooled_output"])
+        return logits

@@ -21,6 +21,7 @@ class DistilBertEncoder(FamilyEncoder):
     """
 
     classification_activation = "relu"
+    sentence_objective = None
 
 
 def config_from_hf(values):
@@ -64,6 +65,13 @@ register_family(Family(
     config_from_hf=config_from_hf,
     config_to_hf=config_to_hf,
     hf_prefix="distilbert.",
+    pretraining_class="DistilBertForMaskedLM",
+    head_prefixes=(
+        ("vocab_transform.", "cls.predictions.transform.dense."),
+        ("vocab_layer_norm.", "cls.predictions.transform.LayerNorm."),
+        ("vocab_projector.bias", "cls.predictions.bias"),
+        ("vocab_projector.weight", "cls.predictions.decoder.weight"),
+    ),
     renames=(
         (r"^transformer\.layer\.", "encoder.layer."),
         (r"\.attention\.q_lin\.", ".attention.self.query."),

@@ -24,6 +24,8 @@ class ElectraEncoder(FamilyEncoder):
     """
 
     classification_activation = "gelu"
+    sentence_objective = None
+    masked_lm_activation = "gelu"
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
@@ -91,4 +93,13 @@ register_family(Family(
     encoder_class=ElectraEncoder,
     config_from_hf=config_from_hf,
     config_to_hf=config_to_hf,
-    hf_prefix="electra."))
+    hf_prefix="electra.",
+    # Masked-LM pretraining of an ELECTRA encoder is its generator's.
+    pretraining_class="ElectraForMaskedLM",
+    head_prefixes=(
+        ("generator_predictions.dense.", "cls.predictions.transform.dense."),
+        ("generator_predictions.LayerNorm.",
+         "cls.predictions.transform.LayerNorm."),
+        ("generator_lm_head.bias", "cls.predictions.bias"),
+        ("generator_lm_head.weight", "cls.predictions.decoder.weight"),
+    )))

@@ -9,6 +9,7 @@ rest). docs/zoo.md says how to add one.
 
 import dataclasses
 import json
+import logging
 import os
 import re
 from collections.abc import Callable
@@ -36,6 +37,14 @@ class Family:
       renames: `(pattern, replacement)` regexes, applied in order, that turn
         the family's HF weight names into `BertModel`'s.
       inverse_renames: the regexes back from `BertModel`'s names.
+      pretraining_class: the HF class of the family's pretraining model
+        (masked-LM, with the sentence head where the family has one), which
+        reads what `BertPretrainer` of the family saves.
+      head_prefixes: `(prefix, bert_prefix)` pairs: a head weight of that
+        model named `prefix...` is `BertForPreTraining`'s `bert_prefix...`
+        (`cls.predictions...`, `cls.seq_relationship...`), and back; tied
+        copies of the word embeddings map to `cls.predictions.decoder.`,
+        which is skipped.
     """
 
     model_type: str
@@ -45,6 +54,8 @@ class Family:
     hf_prefix: str
     renames: tuple = ()
     inverse_renames: tuple = ()
+    pretraining_class: str = ""
+    head_prefixes: tuple = ()
 
     def bert_name(self, name):
         """The `BertModel` name of the family's HF weight `name`."""
@@ -54,10 +65,27 @@ class Family:
         """The family's HF name of the `BertModel` weight `bert_name`."""
         return _rename(bert_name, self.inverse_renames)
 
+    def head_bert_name(self, name):
+        """The `BertForPreTraining` name of the head weight `name` (as is
+        when it is no pretraining head's)."""
+        return _replace_prefix(name, self.head_prefixes)
+
+    def head_hf_name(self, bert_name):
+        """The family's name of the `BertForPreTraining` head weight."""
+        return _replace_prefix(bert_name, [(bert, hf) for hf, bert
+                                           in self.head_prefixes])
+
 
 def _rename(name, renames):
     for pattern, replacement in renames:
         name = re.sub(pattern, replacement, name)
+    return name
+
+
+def _replace_prefix(name, prefixes):
+    for prefix, replacement in prefixes:
+        if name.startswith(prefix):
+            return replacement + name.removeprefix(prefix)
     return name
 
 
@@ -145,9 +173,10 @@ class Encoder:
         return _load_family(family, path, values, strict, config_overrides)
 
 
-def encoder_class(name_or_path):
-    """The encoder class `Encoder.from_pretrained(name_or_path)` builds,
-    read from the preset or `config.json` without loading weights."""
+def family_of(name_or_path):
+    """The registered `Family` of a preset or checkpoint directory, read
+    without loading weights; None for BERT (and anything BERT's loaders
+    read)."""
     from tfbert import presets
 
     path = os.fspath(name_or_path)
@@ -158,13 +187,42 @@ def encoder_class(name_or_path):
         config_path = os.path.join(path, "config.json")
         model_type = (read_json(config_path).get("model_type")
                       if os.path.isfile(config_path) else None)
-    family = _FAMILIES.get(model_type)
+    return _FAMILIES.get(model_type)
+
+
+def encoder_class(name_or_path):
+    """The encoder class `Encoder.from_pretrained(name_or_path)` builds,
+    read from the preset or `config.json` without loading weights."""
+    family = family_of(name_or_path)
     return BertEncoder if family is None else family.encoder_class
 
 
-def _load_family(family, directory, values, strict, config_overrides):
+def _split_state(family, state):
+    """`(encoder weights, head weights)` of a family's HF state dict, both
+    canonical: a task model's keys outside `hf_prefix` are its heads."""
     from tfbert.checkpoints import hf
-    from tfbert.checkpoints.loading import weights_for
+
+    heads = {}
+    if any(key.startswith(family.hf_prefix) for key in state):
+        heads = {family.head_bert_name(key): value
+                 for key, value in state.items()
+                 if not key.startswith(family.hf_prefix)}
+        state = {key.removeprefix(family.hf_prefix): value
+                 for key, value in state.items()
+                 if key.startswith(family.hf_prefix)}
+    encoder = hf.canonical_weights(
+        {family.bert_name(key): value for key, value in state.items()})
+    heads = hf.canonical_weights({key: value for key, value in heads.items()
+                                  if key.startswith("cls.")})
+    return encoder, heads
+
+
+def _load_family(family, directory, values, strict, config_overrides,
+                 with_heads=False, add_pooler=False):
+    """The family's encoder of an HF checkpoint (with `with_heads`, and the
+    canonical head weights beside it). A pooler the checkpoint lacks is
+    left out, or with `add_pooler` built randomly initialised."""
+    from tfbert.checkpoints import hf
     from tfbert.checkpoints.variable_map import (
         POOLER_PREFIX, assign_variables, encoder_variables)
 
@@ -173,20 +231,101 @@ def _load_family(family, directory, values, strict, config_overrides):
     except (TypeError, ValueError) as e:
         raise ValueError(f"{os.path.join(directory, 'config.json')}: {e}"
                          ) from e
-    state = hf.read_state_dict(directory)
-    if any(key.startswith(family.hf_prefix) for key in state):
-        state = {key.removeprefix(family.hf_prefix): value
-                 for key, value in state.items()
-                 if key.startswith(family.hf_prefix)}
-    weights = hf.canonical_weights(
-        {family.bert_name(key): value for key, value in state.items()})
-    if not any(name.startswith(POOLER_PREFIX) for name in weights):
-        config = dataclasses.replace(config, use_pooler=False)
+    weights, heads = _split_state(family, hf.read_state_dict(directory))
+    has_pooler = any(name.startswith(POOLER_PREFIX) for name in weights)
+    if not has_pooler:
+        config = dataclasses.replace(config, use_pooler=add_pooler)
     config = dataclasses.replace(config, **config_overrides)
     encoder = family.encoder_class(config)
-    assign_variables(encoder_variables(encoder), weights_for(encoder, weights),
-                     directory, strict=strict)
-    return encoder
+    variables = encoder_variables(encoder)
+
+    def without_pooler(mapping):
+        return {name: value for name, value in mapping.items()
+                if not name.startswith(POOLER_PREFIX)}
+
+    if encoder.pooler is None:
+        weights = without_pooler(weights)
+    elif add_pooler and not has_pooler:
+        variables = without_pooler(variables)  # It starts random.
+    assign_variables(variables, weights, directory, strict=strict)
+    return (encoder, heads) if with_heads else encoder
+
+
+def load_family_pretrainer(directory, strict=False, **config_overrides):
+    """A `BertPretrainer` on a family's HF checkpoint: the encoder, loaded
+    strictly, and the heads of the family's pretraining model where the
+    checkpoint has them (with `strict`, all of them). A family with a
+    sentence head gets a pooler, random if the checkpoint has none; the
+    others none (their HF pretraining models have none). A head that starts
+    random is logged."""
+    from tfbert.checkpoints.variable_map import (
+        HEAD_PREFIX, assign_variables, pretrainer_variables)
+    from tfbert.models.bert_pretrainer import BertPretrainer
+
+    directory = os.fspath(directory)
+    values = read_json(os.path.join(directory, "config.json"))
+    family = _FAMILIES[values.get("model_type")]
+    sentence_head = family.encoder_class.sentence_objective is not None
+    if not sentence_head:
+        config_overrides.setdefault("use_pooler", False)
+    encoder, heads = _load_family(
+        family, directory, values, strict=True,
+        config_overrides=config_overrides, with_heads=True,
+        add_pooler=sentence_head)
+    pretrainer = BertPretrainer(encoder)
+    variables = {name: value for name, value in
+                 pretrainer_variables(pretrainer).items()
+                 if name.startswith(HEAD_PREFIX)}
+    assign_variables(variables, heads, directory, strict=strict)
+    head_names = {"predictions": "masked-LM",
+                  "seq_relationship": str(encoder.sentence_objective)}
+    for head in sorted({name.split("/")[1] for name in variables}
+                       - {name.split("/")[1] for name in heads}):
+        logging.getLogger(__name__).warning(
+            "%s has no %s head: it starts randomly initialised", directory,
+            head_names[head].replace("_", "-"))
+    return pretrainer
+
+
+def save_family_checkpoint(encoder, directory, tokenizer=None, heads=None):
+    """Writes a family's HF layout atomically: config.json and
+    model.safetensors of its bare model, or with `heads` (canonical
+    `cls/...` weights) of its pretraining model (`Family.pretraining_class`,
+    encoder weights under `hf_prefix`); and `tokenizer`'s files."""
+    from safetensors.numpy import save_file
+
+    from tfbert.checkpoints import hf
+    from tfbert.checkpoints.variable_map import (
+        encoder_variables, read_variables)
+    from tfbert.utils.atomic import publish_directory, staging_directory
+
+    family = next(family for family in _FAMILIES.values()
+                  if family.encoder_class is type(encoder))
+    directory = os.path.abspath(os.fspath(directory))
+    check_writable(directory)
+    prefix = family.hf_prefix if heads else ""
+    state = {}
+    for name, value in read_variables(encoder_variables(encoder)).items():
+        bert_name, transposed = hf.canonical_to_hf(name)
+        state[prefix + family.hf_name(bert_name.removeprefix("bert."))] = (
+            np.ascontiguousarray(value.T if transposed else value))
+    for name, value in (heads or {}).items():
+        bert_name, transposed = hf.canonical_to_hf(name)
+        state[family.head_hf_name(bert_name)] = (
+            np.ascontiguousarray(value.T if transposed else value))
+    config = family.config_to_hf(encoder.config)
+    if heads:
+        config["architectures"] = [family.pretraining_class]
+    with staging_directory(os.path.dirname(directory)) as staging:
+        save_file(state, os.path.join(staging, "model.safetensors"),
+                  metadata={"format": "pt"})
+        with open(os.path.join(staging, "config.json"), "w",
+                  encoding="utf-8") as f:
+            json.dump(config, f, indent=2, sort_keys=True)
+            f.write("\n")
+        if tokenizer is not None:
+            tokenizer.save_pretrained(staging)
+        publish_directory(staging, directory)
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
@@ -209,28 +348,4 @@ class FamilyEncoder(BertEncoder):
         """Writes the family's HF layout (config.json + model.safetensors),
         which `transformers` and `from_pretrained` load, and the files of
         `tokenizer` (anything with `save_pretrained(directory)`)."""
-        from safetensors.numpy import save_file
-
-        from tfbert.checkpoints import hf
-        from tfbert.checkpoints.variable_map import (
-            encoder_variables, read_variables)
-
-        family = next(family for family in _FAMILIES.values()
-                      if family.encoder_class is type(self))
-        directory = os.fspath(directory)
-        check_writable(directory)
-        os.makedirs(directory, exist_ok=True)
-        state = {}
-        for name, value in read_variables(encoder_variables(self)).items():
-            bert_name, transposed = hf.canonical_to_hf(name)
-            state[family.hf_name(bert_name.removeprefix("bert."))] = (
-                np.ascontiguousarray(value.T if transposed else value))
-        save_file(state, os.path.join(directory, "model.safetensors"),
-                  metadata={"format": "pt"})
-        with open(os.path.join(directory, "config.json"), "w",
-                  encoding="utf-8") as f:
-            json.dump(family.config_to_hf(self.config), f, indent=2,
-                      sort_keys=True)
-            f.write("\n")
-        if tokenizer is not None:
-            tokenizer.save_pretrained(directory)
+        save_family_checkpoint(self, directory, tokenizer)

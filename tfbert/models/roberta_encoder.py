@@ -26,6 +26,8 @@ class RobertaEncoder(FamilyEncoder):
     """
 
     classification_activation = "tanh"
+    sentence_objective = None
+    masked_lm_activation = "gelu"
 
 
 def config_from_hf(values):
@@ -46,4 +48,11 @@ register_family(Family(
     encoder_class=RobertaEncoder,
     config_from_hf=config_from_hf,
     config_to_hf=config_to_hf,
-    hf_prefix="roberta."))
+    hf_prefix="roberta.",
+    pretraining_class="RobertaForMaskedLM",
+    head_prefixes=(
+        ("lm_head.dense.", "cls.predictions.transform.dense."),
+        ("lm_head.layer_norm.", "cls.predictions.transform.LayerNorm."),
+        ("lm_head.bias", "cls.predictions.bias"),
+        ("lm_head.decoder.", "cls.predictions.decoder."),
+    )))

@@ -1,4 +1,4 @@
-r"""Writes static masked-LM + next-sentence pretraining data as TFRecords.
+r"""Writes static masked-LM pretraining data as TFRecords.
 
     tfbert-create-pretraining-data \
       --input_file='corpus/*.txt' --output_file=/tmp/pretrain.tfrecord \
@@ -11,8 +11,11 @@ r"""Writes static masked-LM + next-sentence pretraining data as TFRecords.
 BERT's corpus format (one sentence per line, a blank line
 between documents; `tfbert.data.wikipedia` converts WikiExtractor output).
 The records carry Google BERT's feature names; see `tfbert.data.pretraining`.
-Beside each shard, a dot file records the vocabulary the ids index, so that
-pretraining refuses a model with another vocabulary.
+`--init_checkpoint` of another family writes that family's packing and
+sentence objective (sentence order for ALBERT, none for RoBERTa, ...);
+`--vocab_file` writes BERT's. Beside each shard, a dot file records the
+vocabulary the ids index and the objective, so that pretraining refuses a
+model with another vocabulary or objective.
 """
 
 import time
@@ -20,6 +23,8 @@ import time
 from absl import flags
 
 from tfbert.data import pretraining
+from tfbert.models import BertEncoder
+from tfbert.models.encoder import encoder_class
 from tfbert.tasks import runner
 
 FLAGS = flags.FLAGS
@@ -53,7 +58,10 @@ _FLAGS = (
 def create_from_flags():
     if not (FLAGS.vocab_file or FLAGS.init_checkpoint):
         raise runner.UserError("pass --vocab_file or --init_checkpoint")
-    tokenizer = runner.load_tokenizer(FLAGS)
+    preprocessor = runner.load_preprocessor(FLAGS)
+    tokenizer = preprocessor.tokenizer
+    objective = (BertEncoder if FLAGS.vocab_file
+                 else encoder_class(FLAGS.init_checkpoint)).sentence_objective
     start = time.perf_counter()
     documents = pretraining.tokenize_documents(
         pretraining.read_corpus(FLAGS.input_file.split(",")), tokenizer)
@@ -65,14 +73,15 @@ def create_from_flags():
     instances = pretraining.create_instances(
         documents, tokenizer, max_seq_length=FLAGS.max_seq_length,
         short_seq_prob=FLAGS.short_seq_prob, dupe_factor=FLAGS.dupe_factor,
-        masking=masking, seed=FLAGS.random_seed)
+        masking=masking, seed=FLAGS.random_seed, objective=objective,
+        layout=preprocessor.layout)
     outputs = pretraining.shard_paths(FLAGS.output_file,
                                       FLAGS.num_output_shards)
     counts = pretraining.write_instances(
         instances, outputs, FLAGS.max_seq_length,
         FLAGS.max_predictions_per_seq, pad_id=tokenizer.pad_id)
     seconds = time.perf_counter() - start
-    pretraining.write_vocabulary_records(outputs, tokenizer)
+    pretraining.write_vocabulary_records(outputs, tokenizer, objective)
     for path, count in zip(outputs, counts):
         print(f"wrote {count} instances to {path}")
     print(f"{len(documents)} documents, {len(instances)} instances in "

@@ -1,4 +1,5 @@
-r"""Masked-LM + next-sentence pretraining, from scratch or continued.
+r"""Masked-LM pretraining with the family's sentence objective, from
+scratch or continued.
 
 Static data (TFRecords from `tfbert-create-pretraining-data`):
 
@@ -13,19 +14,26 @@ Dynamic masking (raw corpus; new pairs and masks every epoch):
       --do_eval --eval_corpus_file=held_out.txt
 
 (`python -m tasks.pretraining` from a checkout.) `--init_checkpoint` is any
-checkpoint `load_pretrainer` reads; head weights it lacks (the MiniLM package
-has no MLM/NSP head) start random, which is logged. `--bert_config_file`
+checkpoint `load_pretrainer` reads, of any family; the family decides the
+objective: masked-LM plus next-sentence prediction (BERT), plus
+sentence-order prediction (ALBERT), or masked-LM alone (DistilBERT,
+RoBERTa, ELECTRA's generator), and the packing (RoBERTa's `<s> A </s>`).
+Head weights the checkpoint lacks (the MiniLM package has no MLM/NSP head)
+start random, which is logged. `--bert_config_file`
 (a BERT `config.json`, see docs/pretraining.md) trains a fresh model of that
 shape instead; so does a preset without weights (`bert-mini-uncased`), sized
 to the vocabulary. A new vocabulary means pretraining from scratch: static
 data records the vocabulary it was made with, and a checkpoint or
 --vocab_file with another vocabulary is refused. `--export_dir` writes the
-encoder and heads as an HF-layout checkpoint with the vocabulary, which
-`--init_checkpoint` of every task accepts.
+encoder and heads as an HF-layout checkpoint with the tokenizer files (the
+family's pretraining model: `BertForPreTraining`, `RobertaForMaskedLM`,
+`AlbertForPreTraining`, ...), which `--init_checkpoint` of every task
+accepts.
 """
 
 import glob
 import math
+import os
 
 import keras
 from absl import logging
@@ -36,28 +44,33 @@ from tfbert.config import BertConfig
 from tfbert.data import pretraining
 from tfbert.metrics.masked_lm import MaskedLMAccuracy
 from tfbert.models import BertEncoder, BertPretrainer
+from tfbert.models.encoder import encoder_class, family_of
 from tfbert.tasks import runner
+from tfbert.utils.json_file import read_json
 
 
-def loss_and_metrics(pad_id):
-    """Weighted masked-LM loss (mean over real predictions) + NSP loss, and
-    the accuracy of each, for `Model.compile`."""
+def loss_and_metrics(pad_id, sentence_head=True):
+    """Weighted masked-LM loss (mean over real predictions) + the sentence
+    head's loss (with `sentence_head`), and the accuracy of each, for
+    `Model.compile`."""
     loss = {
         "masked_lm_logits": keras.losses.SparseCategoricalCrossentropy(
             from_logits=True, reduction="mean_with_sample_weight"),
-        "next_sentence_logits": keras.losses.SparseCategoricalCrossentropy(
-            from_logits=True),
     }
     metrics = {
         "masked_lm_logits": [MaskedLMAccuracy(ignore_id=pad_id,
                                               name="accuracy")],
-        "next_sentence_logits": [keras.metrics.SparseCategoricalAccuracy(
-            name="accuracy")],
     }
+    if sentence_head:
+        loss["next_sentence_logits"] = (
+            keras.losses.SparseCategoricalCrossentropy(from_logits=True))
+        metrics["next_sentence_logits"] = [
+            keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
     return loss, metrics
 
 
-# Keras names per-output losses and metrics `<output>_<name>`.
+# Keras names per-output losses and metrics `<output>_<name>`; a model with
+# one output gets them unprefixed, and its loss is the masked-LM loss.
 _RESULT_NAMES = {
     "masked_lm_logits_loss": "masked_lm_loss",
     "masked_lm_logits_accuracy": "masked_lm_accuracy",
@@ -67,9 +80,14 @@ _RESULT_NAMES = {
 
 
 def evaluate(model, dataset):
-    """`loss`, `masked_lm_loss`, `masked_lm_accuracy`, `next_sentence_loss`
-    and `next_sentence_accuracy` over `dataset` (a dict of floats)."""
+    """`loss`, `masked_lm_loss`, `masked_lm_accuracy` and, for a model with a
+    sentence head, `next_sentence_loss` and `next_sentence_accuracy` over
+    `dataset` (a dict of floats)."""
     results = model.evaluate(dataset, verbose=0, return_dict=True)
+    if model.next_sentence_head is None:
+        results = {"loss": results["loss"],
+                   "masked_lm_logits_loss": results["loss"],
+                   "masked_lm_logits_accuracy": results["accuracy"]}
     return {_RESULT_NAMES.get(name, name): float(value)
             for name, value in results.items()}
 
@@ -95,7 +113,7 @@ _PRETRAINING_FLAGS = (
 
 
 class PretrainingTask(runner.Task):
-    """Masked-LM + next-sentence pretraining of a `BertPretrainer`."""
+    """Masked-LM (+ sentence objective) pretraining of a `BertPretrainer`."""
 
     name = "pretrain"
     defaults = {"learning_rate": 1e-4, "num_train_epochs": 1.0}
@@ -147,15 +165,29 @@ class PretrainingTask(runner.Task):
                                               or f.eval_corpus_file)))
         if f.bert_config_file:
             self.bert_config = BertConfig.from_json_file(f.bert_config_file)
+            self.objective = BertEncoder.sentence_objective
+        else:
+            self.objective = encoder_class(
+                f.init_checkpoint).sentence_objective
+            config_path = os.path.join(f.init_checkpoint, "config.json")
+            if (os.path.isfile(config_path) and "ElectraForPreTraining"
+                    in read_json(config_path).get("architectures", ())):
+                raise runner.UserError(
+                    f"--init_checkpoint={f.init_checkpoint} is an ELECTRA "
+                    "discriminator: its replaced-token detection objective "
+                    "is not implemented (masked-LM pretraining takes "
+                    "ELECTRA generator checkpoints, ElectraForMaskedLM)")
 
     def training_files(self):
         return self.train_source[2]
 
     def build_inputs(self, preprocessor):
         tokenizer = self.tokenizer = preprocessor.tokenizer
+        self.layout = preprocessor.layout
         for source in (self.train_source, self.eval_source):
             if source and source[0] == "static":
-                pretraining.check_data_vocabulary(source[2], tokenizer)
+                pretraining.check_data_vocabulary(source[2], tokenizer,
+                                                  self.objective)
         self.eval_dataset = (self._dataset(self.eval_source,
                                            self.flags.eval_batch_size,
                                            training=False)[0]
@@ -181,7 +213,7 @@ class PretrainingTask(runner.Task):
                     max_predictions_per_seq=f.max_predictions_per_seq,
                     masked_lm_prob=f.masked_lm_prob,
                     whole_word_mask=f.do_whole_word_mask),
-                seed=f.seed)
+                seed=f.seed, objective=self.objective, layout=self.layout)
             if not training:
                 # Fixed masks: the same held-out batches for every evaluation.
                 dataset = dataset.cache()
@@ -190,7 +222,9 @@ class PretrainingTask(runner.Task):
             raise runner.UserError(
                 f"{pattern}: the data gives no full batch of {batch_size}; "
                 "lower the batch size")
-        return dataset.map(pretraining.model_inputs), steps
+        sentence_labels = self.objective is not None
+        return dataset.map(lambda features: pretraining.model_inputs(
+            features, sentence_labels)), steps
 
     def build_model(self, init_checkpoint):
         vocab_size = self.tokenizer.vocab_size
@@ -203,6 +237,8 @@ class PretrainingTask(runner.Task):
                     f"{vocab_size} tokens")
             print(f"pretraining from scratch: {config}")
             return BertPretrainer(BertEncoder(config))
+        if family_of(init_checkpoint) is not None:
+            return self._family_model(init_checkpoint, vocab_size)
         checkpoint = read_checkpoint(init_checkpoint)
         if not checkpoint.weights:
             print(f"{init_checkpoint} has no weights: pretraining from "
@@ -223,6 +259,15 @@ class PretrainingTask(runner.Task):
                                 "initialised", init_checkpoint, name)
         return load_pretrainer(init_checkpoint)
 
+    def _family_model(self, init_checkpoint, vocab_size):
+        model = load_pretrainer(init_checkpoint)
+        if model.encoder.config.vocab_size != vocab_size:
+            raise runner.UserError(
+                f"--init_checkpoint={init_checkpoint} has vocab_size="
+                f"{model.encoder.config.vocab_size} but its tokenizer has "
+                f"{vocab_size} tokens")
+        return model
+
     def train_dataset(self):
         f = self.flags
         dataset, steps = self._dataset(self.train_source, f.train_batch_size,
@@ -237,7 +282,8 @@ class PretrainingTask(runner.Task):
         return dataset, steps
 
     def compile_args(self):
-        loss, metrics = loss_and_metrics(self.tokenizer.pad_id)
+        loss, metrics = loss_and_metrics(self.tokenizer.pad_id,
+                                         self.objective is not None)
         return {"loss": loss, "metrics": metrics}
 
     @property
@@ -246,8 +292,7 @@ class PretrainingTask(runner.Task):
 
     def evaluate(self, model):
         if model.optimizer is None:
-            loss, metrics = loss_and_metrics(self.tokenizer.pad_id)
-            model.compile(loss=loss, metrics=metrics)
+            model.compile(**self.compile_args())
         results = evaluate(model, self.eval_dataset)
         return results, results
 

@@ -319,11 +319,6 @@ def load_preprocessor(flag_values):
                         f"{error}; pass --vocab_file") from error
 
 
-def load_tokenizer(flag_values):
-    """The tokenizer of `load_preprocessor`."""
-    return load_preprocessor(flag_values).tokenizer
-
-
 def write_json(path, value):
     """Writes `value` as indented JSON, atomically."""
     from tfbert.utils.atomic import write_json_atomic

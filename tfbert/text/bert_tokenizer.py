@@ -337,21 +337,18 @@ class BertTokenizer(Tokenizer):
             "max_chars_per_word": self.max_chars_per_word,
         }
 
+    def continues_word(self, token):
+        return token.startswith("##")
+
     def save_pretrained(self, directory):
         """Writes `vocab.txt` and an HF-style `tokenizer_config.json`."""
         directory = Path(directory)
         directory.mkdir(parents=True, exist_ok=True)
         save_vocabulary(self.vocabulary, directory / "vocab.txt")
-        config = {
-            "tokenizer_class": "BertTokenizer",
+        self._write_tokenizer_config(directory, "BertTokenizer", {
             "do_lower_case": self.lowercase,
             "strip_accents": self._strip_accents_arg,
-            "tokenize_chinese_chars": self.tokenize_chinese_chars,
-            "unk_token": "[UNK]", "sep_token": "[SEP]", "pad_token": "[PAD]",
-            "cls_token": "[CLS]", "mask_token": "[MASK]",
-        }
-        with open(directory / _TOKENIZER_CONFIG, "w", encoding="utf-8") as f:
-            json.dump(config, f, indent=2)
+            "tokenize_chinese_chars": self.tokenize_chinese_chars})
 
     @classmethod
     def from_pretrained(cls, name_or_path, **kwargs):

@@ -32,6 +32,7 @@ Known differences from HF:
     unknown token (every released byte-level vocabulary has all 256).
 """
 
+import json
 from pathlib import Path
 
 import tensorflow as tf
@@ -392,6 +393,23 @@ class ByteBpeTokenizer(Tokenizer):
                                                validate=False)
 
     # -- saving and loading -----------------------------------------------
+
+    def continues_word(self, token):
+        return not token.startswith(bytes_to_unicode()[ord(" ")])
+
+    def save_pretrained(self, directory):
+        """Writes `vocab.json`, `merges.txt` and an HF
+        `tokenizer_config.json` (what `RobertaTokenizerFast` and
+        `from_pretrained` read)."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        with open(directory / "vocab.json", "w", encoding="utf-8") as f:
+            json.dump(dict(self._ids), f, ensure_ascii=False)
+        with open(directory / "merges.txt", "w", encoding="utf-8") as f:
+            f.write("#version: 0.2\n")
+            f.writelines(f"{a} {b}\n" for a, b in self._lookup.merges)
+        self._write_tokenizer_config(directory, "RobertaTokenizer", {
+            "add_prefix_space": self.add_prefix_space})
 
     def get_config(self):
         """Constructor arguments (vocabulary and merges as plain lists)."""

@@ -262,6 +262,19 @@ class SentencePieceTokenizer(Tokenizer):
 
     # -- saving and loading -----------------------------------------------
 
+    def continues_word(self, token):
+        return not token.startswith("\u2581")
+
+    def save_pretrained(self, directory):
+        """Writes `spiece.model` and an HF `tokenizer_config.json` (what
+        `AlbertTokenizer` and `from_pretrained` read)."""
+        directory = Path(directory)
+        directory.mkdir(parents=True, exist_ok=True)
+        (directory / "spiece.model").write_bytes(self._model)
+        self._write_tokenizer_config(directory, "AlbertTokenizer", {
+            "do_lower_case": self.lowercase,
+            "keep_accents": self.keep_accents})
+
     def get_config(self):
         """Constructor arguments (the model as base64 text)."""
         return {

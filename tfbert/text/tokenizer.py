@@ -6,7 +6,9 @@ the special tokens, the shape checks on their inputs and the reading of an
 HF `tokenizer_config.json`, which live here once.
 """
 
+import json
 import types
+from pathlib import Path
 
 import tensorflow as tf
 
@@ -76,6 +78,17 @@ class Tokenizer(tf.Module):
     def mask_id(self):
         return self._ids[self.special_tokens["mask"]]
 
+    @property
+    def special_ids(self):
+        """The ids of every special token, a set of int."""
+        return {self._ids[token] for token in self.special_tokens.values()}
+
+    def continues_word(self, token):
+        """Whether `token` (str) continues the word of the token before it
+        rather than starting one (WordPiece: "##ing"; byte-level BPE and
+        SentencePiece: a piece without the word-start marker)."""
+        raise NotImplementedError
+
     def token_to_id(self, token):
         """The id of `token` (str); KeyError if it is not in the vocabulary."""
         try:
@@ -98,6 +111,17 @@ class Tokenizer(tf.Module):
                 f"id {token_id} is not in the vocabulary") from None
 
     # -- saving and loading -----------------------------------------------
+
+    def _write_tokenizer_config(self, directory, tokenizer_class, settings):
+        """Writes HF's `tokenizer_config.json`: `tokenizer_class`, the
+        `settings` dict and the special tokens."""
+        config = {"tokenizer_class": tokenizer_class, **settings,
+                  **self._special_token_arguments()}
+        path = Path(directory) / "tokenizer_config.json"
+        path.parent.mkdir(parents=True, exist_ok=True)
+        with open(path, "w", encoding="utf-8") as f:
+            json.dump(config, f, indent=2, ensure_ascii=False)
+            f.write("\n")
 
     def _special_token_arguments(self):
         """The special tokens as constructor arguments (`cls_token`, ...)."""
