@@ -110,3 +110,51 @@ def test_cli_errors_are_one_line(tiny_checkpoint, tmp_path, args, message):
     assert "Traceback" not in result.stderr
     assert re.search("export_tfhub: error: " + message, result.stderr), (
         result.stderr[-2000:])
+
+
+def test_families_export_where_they_fit_the_tf_hub_interface(
+        zoo_checkpoints, tmp_path):
+    """ALBERT (pooler; SentencePiece; `[CLS] A [SEP] B [SEP]`): the encoder,
+    its masked-LM head and the preprocessor export, and compute what the
+    family's model and preprocessor compute. DistilBERT (no pooler) and
+    RoBERTa's packing do not fit the interface and are refused."""
+    from tfbert.checkpoints import load_pretrainer
+    from tfbert.tasks.export_tfhub import export_tfhub
+    from tfbert.text import Preprocessor
+
+    albert = tmp_path / "albert"  # AlbertForPreTraining: with heads
+    save_pretrainer(load_pretrainer(zoo_checkpoints["albert"]), albert,
+                    Preprocessor.from_pretrained(
+                        zoo_checkpoints["albert"]).tokenizer)
+    export_tfhub(str(albert), tmp_path / "encoder", tmp_path / "preprocess",
+                 with_mlm=True, seq_length=24)
+    encoder = tf.saved_model.load(str(tmp_path / "encoder"))
+    preprocess = tf.saved_model.load(str(tmp_path / "preprocess"))
+    texts = tf.constant(["The Normans were a people.", "in the 10th century"])
+    expected_inputs = Preprocessor.from_pretrained(albert, seq_length=24)(texts)
+    inputs = preprocess(texts)
+    for name, value in expected_inputs.items():
+        np.testing.assert_array_equal(inputs[name].numpy(), value.numpy())
+
+    model = load_pretrainer(albert)
+    positions = tf.constant([[1, 2], [3, 0]])
+    expected = model.encoder(expected_inputs)
+    outputs = encoder.mlm({**inputs, "masked_lm_positions": positions})
+    for name in ("sequence_output", "pooled_output"):
+        np.testing.assert_allclose(outputs[name].numpy(),
+                                   expected[name].numpy(), atol=1e-5)
+    np.testing.assert_allclose(
+        outputs["mlm_logits"].numpy(),
+        model({**expected_inputs, "masked_lm_positions": positions})[
+            "masked_lm_logits"].numpy(), atol=1e-5)
+    assert encoder.sp_model_file.asset_path.numpy().endswith(b"spiece.model")
+    assert open(encoder.sp_model_file.asset_path.numpy(), "rb").read() == (
+        (albert / "spiece.model").read_bytes())
+
+    with pytest.raises(ValueError, match="returns pooled_output, and this "
+                                         "DistilBertEncoder has no pooler"):
+        export_tfhub(str(zoo_checkpoints["distilbert"]), tmp_path / "d")
+    with pytest.raises(ValueError, match="--preprocessor_export_dir: .* "
+                                         "roberta checkpoint with another"):
+        export_tfhub(str(zoo_checkpoints["roberta"]),
+                     preprocessor_export_dir=tmp_path / "r")

@@ -13,7 +13,9 @@ TF Model Garden's `export_tfhub`), so `hub.load` and
   * `obj.variables`, `obj.trainable_variables`, `obj.regularization_losses`
     are saved lists, which is what `hub.KerasLayer` fine-tunes;
   * `obj.vocab_file` (an asset) and `obj.do_lower_case` (a bool variable)
-    describe the tokenizer;
+    describe the tokenizer; a SentencePiece tokenizer (ALBERT) is
+    `obj.sp_model_file` instead, as in TF Hub's ALBERT encoders, and a
+    byte-level BPE one `obj.vocab_file` (vocab.json) and `obj.merges_file`;
   * optionally `obj.mlm`, callable the same way with the extra input
     `masked_lm_positions` int32 [batch, num_predictions], returning the
     encoder outputs plus `mlm_logits` float32 [batch, num_predictions, vocab]
@@ -34,6 +36,13 @@ from tfbert.models.bert_encoder import INPUT_NAMES
 from tfbert.utils.atomic import check_writable
 
 CONFIG_ASSET = "tfbert_config.json"
+# Per tokenizer class: (root attribute, file its save_pretrained writes).
+_TOKENIZER_ASSETS = {
+    "BertTokenizer": (("vocab_file", "vocab.txt"),),
+    "SentencePieceTokenizer": (("sp_model_file", "spiece.model"),),
+    "ByteBpeTokenizer": (("vocab_file", "vocab.json"),
+                         ("merges_file", "merges.txt")),
+}
 # The root attribute holding that asset.
 CONFIG_ATTRIBUTE = "tfbert_config_file"
 
@@ -96,10 +105,10 @@ def export_encoder(encoder, tokenizer, export_dir, pretrainer=None):
     """Saves `encoder` as a TF Hub BERT encoder SavedModel in `export_dir`.
 
     Args:
-      encoder: a `BertEncoder`.
-      tokenizer: the `BertTokenizer` of the encoder; its vocabulary becomes
-        the `vocab_file` asset and its `lowercase` the `do_lower_case`
-        attribute.
+      encoder: a `BertEncoder` of any family, with a pooler.
+      tokenizer: the tokenizer of the encoder; its files become the assets
+        above and its `lowercase` (False if it has none) the
+        `do_lower_case` attribute.
       export_dir: the SavedModel directory to write (must not exist or be
         empty).
       pretrainer: a `BertPretrainer` around `encoder`; when given, its
@@ -132,13 +141,14 @@ def export_encoder(encoder, tokenizer, export_dir, pretrainer=None):
         root.mlm = _reusable_object(
             mlm_call, _input_spec(*INPUT_NAMES, "masked_lm_positions"),
             encoder.variables + head.variables)
-    root.do_lower_case = tf.Variable(tokenizer.lowercase, trainable=False,
-                                     name="do_lower_case")
+    root.do_lower_case = tf.Variable(getattr(tokenizer, "lowercase", False),
+                                     trainable=False, name="do_lower_case")
     with tempfile.TemporaryDirectory() as assets:
         tokenizer.save_pretrained(assets)
         encoder.config.to_json_file(os.path.join(assets, CONFIG_ASSET))
-        root.vocab_file = tf.saved_model.Asset(
-            os.path.join(assets, "vocab.txt"))
+        for attribute, name in _TOKENIZER_ASSETS[type(tokenizer).__name__]:
+            setattr(root, attribute, tf.saved_model.Asset(
+                os.path.join(assets, name)))
         setattr(root, CONFIG_ATTRIBUTE, tf.saved_model.Asset(
             os.path.join(assets, CONFIG_ASSET)))
         return save_atomically(root, export_dir)

@@ -217,6 +217,15 @@ def _split_state(family, state):
     return encoder, heads
 
 
+def read_head_weights(directory):
+    """The canonical (`cls/...`) pretraining-head weights of a family's HF
+    checkpoint directory; {} for a bare encoder."""
+    from tfbert.checkpoints import hf
+
+    family = family_of(directory)
+    return _split_state(family, hf.read_state_dict(os.fspath(directory)))[1]
+
+
 def _load_family(family, directory, values, strict, config_overrides,
                  with_heads=False, add_pooler=False):
     """The family's encoder of an HF checkpoint (with `with_heads`, and the

@@ -1,4 +1,4 @@
-"""Exports a BERT checkpoint as TF Hub BERT SavedModels: an encoder and its
+"""Exports a checkpoint as TF Hub BERT SavedModels: an encoder and its
 matching preprocessor.
 
     tfbert-export-tfhub --init_checkpoint=minilm-l6-h384-uncased \\
@@ -7,7 +7,10 @@ matching preprocessor.
       [--with_mlm] [--seq_length=128] [--export_precision=bfloat16]
 
 (`python -m tasks.export_tfhub` from a checkout.) --init_checkpoint takes
-anything `BertEncoder.from_pretrained` reads. The
+anything `tfbert.Encoder.from_pretrained` reads, where the family fits the
+interface: the encoder returns `pooled_output`, so it needs a pooler (BERT,
+ALBERT, a `RobertaModel`; not DistilBERT or ELECTRA), and the preprocessor
+packs `[CLS] A [SEP] B [SEP]` (not RoBERTa's layout). The
 encoder SavedModel works with `hub.load` and `hub.KerasLayer(...,
 trainable=True)` (tf_keras); with --with_mlm it also has the `mlm`
 sub-object (the checkpoint must have a masked-LM head). With
@@ -58,11 +61,10 @@ def export_tfhub(init_checkpoint, encoder_export_dir=None,
                  preprocessor_export_dir=None, with_mlm=False, seq_length=128,
                  precision="float32"):
     """Writes the requested SavedModels; returns the directories written."""
-    from tfbert.checkpoints import load_pretrainer, read_checkpoint
-    from tfbert.export import serving_model
     from tfbert.hub import export_encoder, export_preprocessor
-    from tfbert.models import BertEncoder
-    from tfbert.text import BertTokenizer
+    from tfbert.models.encoder import family_of
+    from tfbert.text import BertTokenizer, Preprocessor
+    from tfbert.text.packing_layout import BERT_LAYOUT
 
     if not (encoder_export_dir or preprocessor_export_dir):
         raise ValueError("give --encoder_export_dir, --preprocessor_export_dir "
@@ -71,32 +73,65 @@ def export_tfhub(init_checkpoint, encoder_export_dir=None,
         raise ValueError(f"--seq_length={seq_length}: must be >= 2")
     _check_empty("encoder_export_dir", encoder_export_dir)
     _check_empty("preprocessor_export_dir", preprocessor_export_dir)
-    tokenizer = BertTokenizer.from_pretrained(init_checkpoint)
+    family = family_of(init_checkpoint)
+    if family is None:
+        tokenizer = BertTokenizer.from_pretrained(init_checkpoint)
+        layout = BERT_LAYOUT
+    else:
+        preprocessor = Preprocessor.from_pretrained(init_checkpoint)
+        tokenizer, layout = preprocessor.tokenizer, preprocessor.layout
     written = []
     if encoder_export_dir:
+        encoder, pretrainer = _models(init_checkpoint, family, with_mlm,
+                                      precision)
+        written.append(export_encoder(encoder, tokenizer, encoder_export_dir,
+                                      pretrainer=pretrainer))
+    if preprocessor_export_dir:
+        if layout != BERT_LAYOUT:
+            raise ValueError(
+                f"--preprocessor_export_dir: a TF Hub BERT preprocessor packs "
+                f"[CLS] A [SEP] B [SEP]; {init_checkpoint} is a "
+                f"{family.model_type} checkpoint with another layout")
+        written.append(export_preprocessor(tokenizer, preprocessor_export_dir,
+                                           seq_length=seq_length))
+    return written
+
+
+def _models(init_checkpoint, family, with_mlm, precision):
+    """`(encoder, pretrainer or None)` to export, in `precision`."""
+    from tfbert.checkpoints import load_pretrainer, read_checkpoint
+    from tfbert.export import serving_model
+    from tfbert.models import BertEncoder, Encoder
+    from tfbert.models.encoder import read_head_weights
+
+    if family is None:
         checkpoint = read_checkpoint(init_checkpoint)
         if not checkpoint.weights:
             raise ValueError(f"--init_checkpoint={init_checkpoint} has no "
                              "weights (a random-init preset)")
-        if with_mlm:
-            if not any(name.startswith(_MLM_HEAD_PREFIX)
-                       for name in checkpoint.weights):
-                raise ValueError(
-                    f"--with_mlm: {checkpoint.source} has no masked-LM head "
-                    f"({_MLM_HEAD_PREFIX}* weights)")
-            pretrainer = serving_model(load_pretrainer(init_checkpoint),
-                                       precision)
-            encoder = pretrainer.encoder
-        else:
-            pretrainer = None
-            encoder = serving_model(
-                BertEncoder.from_pretrained(init_checkpoint), precision)
-        written.append(export_encoder(encoder, tokenizer, encoder_export_dir,
-                                      pretrainer=pretrainer))
-    if preprocessor_export_dir:
-        written.append(export_preprocessor(tokenizer, preprocessor_export_dir,
-                                           seq_length=seq_length))
-    return written
+        heads = checkpoint.weights
+    else:
+        heads = read_head_weights(init_checkpoint) if with_mlm else {}
+    if with_mlm and not any(name.startswith(_MLM_HEAD_PREFIX)
+                            for name in heads):
+        raise ValueError(f"--with_mlm: {init_checkpoint} has no masked-LM "
+                         "head")
+    if with_mlm:
+        pretrainer = load_pretrainer(init_checkpoint)
+        encoder = pretrainer.encoder
+    else:
+        pretrainer = None
+        encoder = (BertEncoder if family is None else Encoder).from_pretrained(
+            init_checkpoint)
+    if encoder.pooler is None:
+        raise ValueError(
+            f"--init_checkpoint={init_checkpoint}: a TF Hub BERT encoder "
+            f"returns pooled_output, and this {type(encoder).__name__} has "
+            "no pooler")
+    if pretrainer is None:
+        return serving_model(encoder, precision), None
+    pretrainer = serving_model(pretrainer, precision)
+    return pretrainer.encoder, pretrainer
 
 
 def _export_from_flags():
