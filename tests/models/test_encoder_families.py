@@ -522,3 +522,24 @@ def test_a_sentence_head_without_its_weights_starts_random_and_is_logged(
     _save("electra", tmp_path / "electra", transformers.ElectraModel)
     model = load_pretrainer(tmp_path / "electra")
     assert model.next_sentence_head is None
+
+
+def test_a_config_without_weights_pretrains_from_scratch(tmp_path, caplog):
+    """A family directory with `config.json` and no weights file: the
+    pretrainer of that config, randomly initialised, which is logged."""
+    from tfbert.checkpoints import load_pretrainer
+    from tfbert.models.albert_encoder import config_from_hf
+
+    _, hf_config, _, _ = FAMILIES["albert"]
+    hf_config.save_pretrained(tmp_path)
+    with caplog.at_level("WARNING"):
+        model = load_pretrainer(tmp_path)
+    assert "has no weights" in caplog.text
+    assert type(model.encoder) is AlbertEncoder
+    assert model.encoder.config == config_from_hf(
+        json.loads((tmp_path / "config.json").read_text()))
+    assert model.next_sentence_head is not None
+    inputs = _inputs(0, True)
+    outputs = model({**inputs, "masked_lm_positions": MASKED_POSITIONS})
+    assert outputs["masked_lm_logits"].shape == (*MASKED_POSITIONS.shape,
+                                                 VOCAB)

@@ -226,6 +226,14 @@ def read_head_weights(directory):
     return _split_state(family, hf.read_state_dict(os.fspath(directory)))[1]
 
 
+def _family_config(family, directory, values):
+    try:
+        return family.config_from_hf(values)
+    except (TypeError, ValueError) as e:
+        raise ValueError(f"{os.path.join(directory, 'config.json')}: {e}"
+                         ) from e
+
+
 def _load_family(family, directory, values, strict, config_overrides,
                  with_heads=False, add_pooler=False):
     """The family's encoder of an HF checkpoint (with `with_heads`, and the
@@ -235,11 +243,7 @@ def _load_family(family, directory, values, strict, config_overrides,
     from tfbert.checkpoints.variable_map import (
         POOLER_PREFIX, assign_variables, encoder_variables)
 
-    try:
-        config = family.config_from_hf(values)
-    except (TypeError, ValueError) as e:
-        raise ValueError(f"{os.path.join(directory, 'config.json')}: {e}"
-                         ) from e
+    config = _family_config(family, directory, values)
     weights, heads = _split_state(family, hf.read_state_dict(directory))
     has_pooler = any(name.startswith(POOLER_PREFIX) for name in weights)
     if not has_pooler:
@@ -265,8 +269,10 @@ def load_family_pretrainer(directory, strict=False, **config_overrides):
     strictly, and the heads of the family's pretraining model where the
     checkpoint has them (with `strict`, all of them). A family with a
     sentence head gets a pooler, random if the checkpoint has none; the
-    others none (their HF pretraining models have none). A head that starts
-    random is logged."""
+    others none (their HF pretraining models have none). A directory with
+    a config but no weights file gives a randomly initialised model of that
+    config (pretraining from scratch). A head that starts random is
+    logged."""
     from tfbert.checkpoints.variable_map import (
         HEAD_PREFIX, assign_variables, pretrainer_variables)
     from tfbert.models.bert_pretrainer import BertPretrainer
@@ -275,8 +281,15 @@ def load_family_pretrainer(directory, strict=False, **config_overrides):
     values = read_json(os.path.join(directory, "config.json"))
     family = _FAMILIES[values.get("model_type")]
     sentence_head = family.encoder_class.sentence_objective is not None
-    if not sentence_head:
-        config_overrides.setdefault("use_pooler", False)
+    config_overrides.setdefault("use_pooler", sentence_head)
+    if not any(os.path.isfile(os.path.join(directory, name)) for name in
+               ("model.safetensors", "pytorch_model.bin")):
+        logging.getLogger(__name__).warning(
+            "%s has no weights: the model starts randomly initialised",
+            directory)
+        config = dataclasses.replace(
+            _family_config(family, directory, values), **config_overrides)
+        return BertPretrainer(family.encoder_class(config))
     encoder, heads = _load_family(
         family, directory, values, strict=True,
         config_overrides=config_overrides, with_heads=True,

@@ -19,7 +19,8 @@ objective: masked-LM plus next-sentence prediction (BERT), plus
 sentence-order prediction (ALBERT), or masked-LM alone (DistilBERT,
 RoBERTa, ELECTRA's generator), and the packing (RoBERTa's `<s> A </s>`).
 Head weights the checkpoint lacks (the MiniLM package has no MLM/NSP head)
-start random, which is logged. `--bert_config_file`
+start random, which is logged; a family directory with a config and
+tokenizer but no weights file pretrains from scratch. `--bert_config_file`
 (a BERT `config.json`, see docs/pretraining.md) trains a fresh model of that
 shape instead; so does a preset without weights (`bert-mini-uncased`), sized
 to the vocabulary. A new vocabulary means pretraining from scratch: static
