@@ -543,3 +543,88 @@ def test_a_config_without_weights_pretrains_from_scratch(tmp_path, caplog):
     outputs = model({**inputs, "masked_lm_positions": MASKED_POSITIONS})
     assert outputs["masked_lm_logits"].shape == (*MASKED_POSITIONS.shape,
                                                  VOCAB)
+
+
+def test_electra_pretrainer_losses_match_hf(tmp_path):
+    """Replaced-token detection: the discriminator reads the text with the
+    generator's samples at the real masked positions (nowhere else), its
+    labels mark where that text differs from the original, and the losses
+    equal HF's `ElectraForMaskedLM` (generator) and `ElectraForPreTraining`
+    (discriminator) on the same text; the total weighs the latter 50x.
+    What the discriminator saves, HF loads with the same logits."""
+    from tfbert.models import ElectraPretrainer
+
+    _, hf_config, _, _ = FAMILIES["electra"]
+    discriminator = _randomize(transformers.ElectraForPreTraining(hf_config))
+    discriminator.save_pretrained(tmp_path / "discriminator")
+    generator = _randomize(transformers.ElectraForMaskedLM(
+        transformers.ElectraConfig(**dict(BERT_STYLE, hidden_size=8,
+                                          intermediate_size=16),
+                                   embedding_size=8)), seed=1)
+    generator.save_pretrained(tmp_path / "generator")
+    model = ElectraPretrainer.from_pretrained(
+        tmp_path / "discriminator", tmp_path / "generator", seed=3)
+
+    inputs = _inputs(0, True)
+    weights = np.array([[1, 1, 1], [1, 1, 0], [1, 0, 0]], np.float32)
+    originals = np.random.default_rng(5).integers(3, VOCAB,
+                                                  MASKED_POSITIONS.shape)
+    x = {**inputs, "masked_lm_positions": MASKED_POSITIONS,
+         "masked_lm_ids": originals.astype(np.int32),
+         "masked_lm_weights": weights}
+    outputs = model(x)
+    loss = float(model.compute_loss(x, None, outputs))
+    replaced = np.asarray(outputs["replaced_input_ids"])
+    original_text = inputs["input_word_ids"].copy()
+    predicted = np.zeros_like(replaced, bool)
+    for row, column in zip(*np.nonzero(weights)):
+        position = MASKED_POSITIONS[row, column]
+        original_text[row, position] = originals[row, column]
+        predicted[row, position] = True
+    np.testing.assert_array_equal(replaced[~predicted],
+                                  inputs["input_word_ids"][~predicted])
+    np.testing.assert_array_equal(
+        np.asarray(outputs["replaced_token_labels"]),
+        (replaced != original_text) & (inputs["input_mask"] == 1))
+
+    hf_labels = np.full(replaced.shape, -100)
+    hf_labels[predicted] = original_text[predicted]
+    common = dict(attention_mask=torch.tensor(inputs["input_mask"]).long(),
+                  token_type_ids=torch.tensor(inputs["input_type_ids"]).long())
+    with torch.no_grad():
+        generator_loss = generator(
+            input_ids=torch.tensor(inputs["input_word_ids"]).long(),
+            labels=torch.tensor(hf_labels), **common).loss.item()
+        discriminator_output = discriminator(
+            input_ids=torch.tensor(replaced).long(), labels=torch.tensor(
+                np.asarray(outputs["replaced_token_labels"])).long(),
+            **common)
+    results = {name: float(tracker.result())
+               for name, tracker in model.trackers.items()}
+    assert abs(results["masked_lm_loss"] - generator_loss) < 1e-4
+    assert abs(results["replaced_token_loss"]
+               - discriminator_output.loss.item()) < 1e-4
+    assert abs(loss - (generator_loss
+                       + 50 * discriminator_output.loss.item())) < 1e-3
+
+    model.save(tmp_path / "model.keras")
+    restored = keras.saving.load_model(tmp_path / "model.keras")
+    encoder_inputs = {name: inputs[name] for name in inputs}
+    np.testing.assert_array_equal(
+        np.asarray(restored.discriminator(encoder_inputs)),
+        np.asarray(model.discriminator(encoder_inputs)))
+    np.testing.assert_array_equal(
+        np.asarray(restored.generator(x)["masked_lm_logits"]),
+        np.asarray(outputs["masked_lm_logits"]))
+
+    model.discriminator.save_pretrained(tmp_path / "saved")
+    reloaded, info = transformers.ElectraForPreTraining.from_pretrained(
+        tmp_path / "saved", output_loading_info=True)
+    assert not info["missing_keys"] and not info["unexpected_keys"], info
+    with torch.no_grad():
+        logits = reloaded.eval()(input_ids=torch.tensor(replaced).long(),
+                                 **common).logits.numpy()
+    real = inputs["input_mask"] == 1
+    np.testing.assert_allclose(
+        np.asarray(outputs["replaced_token_logits"])[real], logits[real],
+        atol=1e-4)

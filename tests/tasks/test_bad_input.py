@@ -241,7 +241,7 @@ def test_command_line_errors_are_one_line_without_traceback(
         assert time.time() - start < 60
 
 
-def test_pretraining_refuses_data_of_another_objective_and_discriminators(
+def test_pretraining_refuses_another_objective_and_a_lone_discriminator(
         capsys, tmp_path, zoo_checkpoints):
     from tfbert.data import pretraining
     from tfbert.text import Preprocessor
@@ -263,5 +263,12 @@ def test_pretraining_refuses_data_of_another_objective_and_discriminators(
              [f"--init_checkpoint={zoo_checkpoints['electra']}",
               f"--model_dir={tmp_path / 'electra'}", "--do_train",
               f"--input_file={data}", "--max_seq_length=32"],
-             "--init_checkpoint", "ELECTRA discriminator")
+             "--init_checkpoint", "ELECTRA discriminator",
+             "pass --generator_checkpoint")
+    _refused(capsys, PretrainingTask,
+             [f"--init_checkpoint={albert}",
+              f"--generator_checkpoint={zoo_checkpoints['electra']}",
+              f"--model_dir={tmp_path / 'albert'}", "--do_train",
+              f"--input_file={data}", "--max_seq_length=32"],
+             "--generator_checkpoint is read only with an ELECTRA")
     assert not (tmp_path / "model" / "checkpoints").exists()

@@ -254,3 +254,64 @@ def test_pretraining_trains_and_exports_the_family_model(
     original = transformers.AutoTokenizer.from_pretrained(checkpoint)
     exported = transformers.AutoTokenizer.from_pretrained(export_dir)
     assert exported(text)["input_ids"] == original(text)["input_ids"]
+
+
+def test_electra_replaced_token_detection_trains_and_exports(
+        zoo_checkpoints, tmp_path, shared_data_dir):
+    """An ELECTRA discriminator (`ElectraForPreTraining`) with a generator
+    started from a config alone: trained by replaced-token detection,
+    evaluated, and exported as the two HF models, which `transformers`
+    loads; the exported discriminator computes what the trained one does."""
+    import transformers
+
+    from tfbert.data.wikipedia import convert_wikiextractor
+    from tfbert.tasks.pretraining import PretrainingTask
+
+    checkpoint = zoo_checkpoints["electra"]
+    corpus = tmp_path / "corpus.txt"
+    convert_wikiextractor(str(shared_data_dir / "wikipedia/enwiki-"
+                          "wikiextractor/AA/wiki_03"), corpus)
+    text = corpus.read_text(encoding="utf-8").split("\n\n")[:16]
+    corpus.write_text("\n\n".join(text) + "\n", encoding="utf-8")
+    generator = tmp_path / "generator"  # a config: the generator starts random
+    vocab_size = json.loads((checkpoint / "config.json").read_text())[
+        "vocab_size"]
+    transformers.ElectraConfig(
+        vocab_size=vocab_size, embedding_size=16, hidden_size=16,
+        num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
+        max_position_embeddings=130).save_pretrained(generator)
+    model_dir, export_dir = tmp_path / "model", tmp_path / "export"
+    task, prepared = run_task(PretrainingTask, [
+        f"--init_checkpoint={checkpoint}", f"--generator_checkpoint={generator}",
+        f"--corpus_file={corpus}", f"--eval_corpus_file={corpus}",
+        "--do_train", "--do_eval", f"--model_dir={model_dir}",
+        f"--export_dir={export_dir}", "--num_train_steps=3",
+        "--train_batch_size=8", "--eval_batch_size=8", "--max_seq_length=64",
+        "--max_predictions_per_seq=10"])
+    results = json.loads((model_dir / "eval_results.json").read_text())
+    assert {"replaced_token_loss", "replaced_token_accuracy",
+            "masked_lm_loss", "masked_lm_accuracy"} <= set(results)
+    assert abs(results["loss"] - results["masked_lm_loss"]
+               - 50 * results["replaced_token_loss"]) < 1e-2 * results["loss"]
+
+    discriminator, info = transformers.ElectraForPreTraining.from_pretrained(
+        export_dir / "discriminator", output_loading_info=True)
+    assert not info["missing_keys"], info
+    _, info = transformers.ElectraForMaskedLM.from_pretrained(
+        export_dir / "generator", output_loading_info=True)
+    assert not info["missing_keys"], info
+    import torch
+
+    batch = next(iter(task.eval_dataset))
+    ours = prepared.model.discriminator(
+        {name: batch[name] for name in ("input_word_ids", "input_mask",
+                                        "input_type_ids")})
+    with torch.no_grad():
+        theirs = discriminator.eval()(
+            input_ids=torch.tensor(batch["input_word_ids"].numpy()).long(),
+            attention_mask=torch.tensor(batch["input_mask"].numpy()).long(),
+            token_type_ids=torch.tensor(
+                batch["input_type_ids"].numpy()).long()).logits.numpy()
+    real = batch["input_mask"].numpy() == 1
+    np.testing.assert_allclose(np.asarray(ours)[real], theirs[real],
+                               atol=1e-4)

@@ -833,3 +833,14 @@ def model_inputs(features, sentence_labels=True):
         weights["next_sentence_logits"] = tf.ones_like(
             features["next_sentence_labels"], tf.float32)
     return x, y, weights
+
+
+def replaced_token_inputs(features):
+    """A feature batch as the inputs of an `ElectraPretrainer`, which
+    derives its labels itself: the encoder inputs and the masked positions
+    with their original ids and weights."""
+    return {"input_word_ids": features["input_ids"],
+            "input_mask": features["input_mask"],
+            "input_type_ids": features["segment_ids"],
+            **{name: features[name] for name in (
+                "masked_lm_positions", "masked_lm_ids", "masked_lm_weights")}}

@@ -11,4 +11,5 @@ from tfbert.models.encoder import Encoder
 from tfbert.models.albert_encoder import AlbertEncoder
 from tfbert.models.distilbert_encoder import DistilBertEncoder
 from tfbert.models.electra_encoder import ElectraDiscriminator, ElectraEncoder
+from tfbert.models.electra_pretrainer import ElectraPretrainer
 from tfbert.models.roberta_encoder import RobertaEncoder

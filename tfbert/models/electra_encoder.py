@@ -1,6 +1,7 @@
 """ELECTRA (Clark et al., 2020): BERT's blocks on factorized embeddings."""
 
 import dataclasses
+import logging
 
 import keras
 
@@ -52,24 +53,49 @@ class ElectraDiscriminator(EncoderTaskModel, keras.Model):
 
     @classmethod
     def from_pretrained(cls, directory, strict=True, **config_overrides):
-        """Loads the encoder and, from an `ElectraForPreTraining`
-        checkpoint, the discriminator head."""
+        """Loads the encoder (strictly) and, from an `ElectraForPreTraining`
+        checkpoint, the discriminator head (with `strict`, it must be
+        there; without, a missing head starts random, which is logged). A
+        directory with a config and no weights file gives a random model of
+        that config (logged)."""
         from tfbert.checkpoints import hf
         from tfbert.checkpoints.variable_map import assign_variables
+        from tfbert.models.encoder import has_weights, random_family_encoder
 
-        model = cls(ElectraEncoder.from_pretrained(directory, strict=strict,
+        if not has_weights(directory):
+            return cls(random_family_encoder(directory, **config_overrides))
+        model = cls(ElectraEncoder.from_pretrained(directory,
                                                    **config_overrides))
-        head = model.head
-        variables = {f"discriminator_predictions.{name}.{leaf}": (
-            getattr(dense, attribute), attribute == "kernel")
-            for name, dense in (("dense", head.dense),
-                                ("dense_prediction", head.prediction))
-            for leaf, attribute in (("weight", "kernel"), ("bias", "bias"))}
+        variables = _head_variables(model.head)
         state = hf.read_state_dict(directory)
-        assign_variables(variables, {name: state[name] for name in variables
-                                     if name in state},
-                         directory, strict=strict)
+        weights = {name: state[name] for name in variables if name in state}
+        assign_variables(variables, weights, directory, strict=strict)
+        if not weights:
+            logging.getLogger(__name__).warning(
+                "%s has no discriminator head: it starts randomly "
+                "initialised", directory)
         return model
+
+    def save_pretrained(self, directory, tokenizer=None):
+        """Writes HF's `ElectraForPreTraining` layout (and `tokenizer`'s
+        files), which `from_pretrained` and `transformers` read."""
+        from tfbert.checkpoints.variable_map import read_variables
+        from tfbert.models.encoder import save_family_checkpoint
+
+        save_family_checkpoint(
+            self.encoder, directory, tokenizer,
+            extra_state=read_variables(_head_variables(self.head)),
+            architecture="ElectraForPreTraining")
+
+
+def _head_variables(head):
+    """HF names of a `ReplacedTokenHead`'s weights -> (variable,
+    transposed)."""
+    return {f"discriminator_predictions.{name}.{leaf}": (
+        getattr(dense, attribute), attribute == "kernel")
+        for name, dense in (("dense", head.dense),
+                            ("dense_prediction", head.prediction))
+        for leaf, attribute in (("weight", "kernel"), ("bias", "bias"))}
 
 
 def config_from_hf(values):

@@ -217,6 +217,24 @@ def _split_state(family, state):
     return encoder, heads
 
 
+def has_weights(directory):
+    """Whether an HF directory has a weights file."""
+    return any(os.path.isfile(os.path.join(directory, name))
+               for name in ("model.safetensors", "pytorch_model.bin"))
+
+
+def random_family_encoder(directory, **config_overrides):
+    """The randomly initialised encoder of a family directory's
+    `config.json` (pretraining from scratch); logged."""
+    directory = os.fspath(directory)
+    values = read_json(os.path.join(directory, "config.json"))
+    family = _FAMILIES[values.get("model_type")]
+    logging.getLogger(__name__).warning(
+        "%s has no weights: the model starts randomly initialised", directory)
+    return family.encoder_class(dataclasses.replace(
+        _family_config(family, directory, values), **config_overrides))
+
+
 def read_head_weights(directory):
     """The canonical (`cls/...`) pretraining-head weights of a family's HF
     checkpoint directory; {} for a bare encoder."""
@@ -282,14 +300,9 @@ def load_family_pretrainer(directory, strict=False, **config_overrides):
     family = _FAMILIES[values.get("model_type")]
     sentence_head = family.encoder_class.sentence_objective is not None
     config_overrides.setdefault("use_pooler", sentence_head)
-    if not any(os.path.isfile(os.path.join(directory, name)) for name in
-               ("model.safetensors", "pytorch_model.bin")):
-        logging.getLogger(__name__).warning(
-            "%s has no weights: the model starts randomly initialised",
-            directory)
-        config = dataclasses.replace(
-            _family_config(family, directory, values), **config_overrides)
-        return BertPretrainer(family.encoder_class(config))
+    if not has_weights(directory):
+        return BertPretrainer(random_family_encoder(directory,
+                                                    **config_overrides))
     encoder, heads = _load_family(
         family, directory, values, strict=True,
         config_overrides=config_overrides, with_heads=True,
@@ -309,11 +322,14 @@ def load_family_pretrainer(directory, strict=False, **config_overrides):
     return pretrainer
 
 
-def save_family_checkpoint(encoder, directory, tokenizer=None, heads=None):
+def save_family_checkpoint(encoder, directory, tokenizer=None, heads=None,
+                           extra_state=None, architecture=None):
     """Writes a family's HF layout atomically: config.json and
     model.safetensors of its bare model, or with `heads` (canonical
     `cls/...` weights) of its pretraining model (`Family.pretraining_class`,
-    encoder weights under `hf_prefix`); and `tokenizer`'s files."""
+    encoder weights under `hf_prefix`); and `tokenizer`'s files. A task
+    model's own weights go in `extra_state` (HF names -> arrays), with its
+    class as `architecture`."""
     from safetensors.numpy import save_file
 
     from tfbert.checkpoints import hf
@@ -325,7 +341,9 @@ def save_family_checkpoint(encoder, directory, tokenizer=None, heads=None):
                   if family.encoder_class is type(encoder))
     directory = os.path.abspath(os.fspath(directory))
     check_writable(directory)
-    prefix = family.hf_prefix if heads else ""
+    architecture = architecture or (family.pretraining_class if heads
+                                    else None)
+    prefix = family.hf_prefix if architecture else ""
     state = {}
     for name, value in read_variables(encoder_variables(encoder)).items():
         bert_name, transposed = hf.canonical_to_hf(name)
@@ -335,9 +353,11 @@ def save_family_checkpoint(encoder, directory, tokenizer=None, heads=None):
         bert_name, transposed = hf.canonical_to_hf(name)
         state[family.head_hf_name(bert_name)] = (
             np.ascontiguousarray(value.T if transposed else value))
+    state.update({name: np.ascontiguousarray(value)
+                  for name, value in (extra_state or {}).items()})
     config = family.config_to_hf(encoder.config)
-    if heads:
-        config["architectures"] = [family.pretraining_class]
+    if architecture:
+        config["architectures"] = [architecture]
     with staging_directory(os.path.dirname(directory)) as staging:
         save_file(state, os.path.join(staging, "model.safetensors"),
                   metadata={"format": "pt"})

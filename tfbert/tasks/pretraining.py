@@ -18,6 +18,9 @@ checkpoint `load_pretrainer` reads, of any family; the family decides the
 objective: masked-LM plus next-sentence prediction (BERT), plus
 sentence-order prediction (ALBERT), or masked-LM alone (DistilBERT,
 RoBERTa, ELECTRA's generator), and the packing (RoBERTa's `<s> A </s>`).
+An ELECTRA discriminator with `--generator_checkpoint` is trained by
+replaced-token detection (`ElectraPretrainer`) and exported as
+`EXPORT_DIR/discriminator` and `EXPORT_DIR/generator`.
 Head weights the checkpoint lacks (the MiniLM package has no MLM/NSP head)
 start random, which is logged; a family directory with a config and
 tokenizer but no weights file pretrains from scratch. `--bert_config_file`
@@ -45,6 +48,8 @@ from tfbert.config import BertConfig
 from tfbert.data import pretraining
 from tfbert.metrics.masked_lm import MaskedLMAccuracy
 from tfbert.models import BertEncoder, BertPretrainer
+from tfbert.models.electra_encoder import ElectraEncoder
+from tfbert.models.electra_pretrainer import ElectraPretrainer
 from tfbert.models.encoder import encoder_class, family_of
 from tfbert.tasks import runner
 from tfbert.utils.json_file import read_json
@@ -82,10 +87,12 @@ _RESULT_NAMES = {
 
 def evaluate(model, dataset):
     """`loss`, `masked_lm_loss`, `masked_lm_accuracy` and, for a model with a
-    sentence head, `next_sentence_loss` and `next_sentence_accuracy` over
-    `dataset` (a dict of floats)."""
+    sentence head, `next_sentence_loss` and `next_sentence_accuracy`, for
+    an `ElectraPretrainer` `replaced_token_loss` and
+    `replaced_token_accuracy` (its masked-LM ones are the generator's),
+    over `dataset` (a dict of floats)."""
     results = model.evaluate(dataset, verbose=0, return_dict=True)
-    if model.next_sentence_head is None:
+    if isinstance(model, BertPretrainer) and model.next_sentence_head is None:
         results = {"loss": results["loss"],
                    "masked_lm_logits_loss": results["loss"],
                    "masked_lm_logits_accuracy": results["accuracy"]}
@@ -110,6 +117,10 @@ _PRETRAINING_FLAGS = (
     ("bool", "do_whole_word_mask", False, "Dynamic whole-word masks."),
     ("string", "bert_config_file", None,
      "Train from scratch with this architecture (a BERT config.json)."),
+    ("string", "generator_checkpoint", None,
+     "ELECTRA: the generator (an ElectraForMaskedLM directory, or a "
+     "config.json without weights to start it random); with it the ELECTRA "
+     "--init_checkpoint is trained by replaced-token detection."),
 )
 
 
@@ -124,7 +135,7 @@ class PretrainingTask(runner.Task):
     training_flags = ("input_file", "corpus_file", "num_train_steps",
                       "max_predictions_per_seq", "masked_lm_prob",
                       "short_seq_prob", "do_whole_word_mask",
-                      "bert_config_file")
+                      "bert_config_file", "generator_checkpoint")
 
     @staticmethod
     def define_flags(fv):
@@ -164,20 +175,40 @@ class PretrainingTask(runner.Task):
             "eval_input_file", "eval_corpus_file",
             f.do_eval or (f.do_train and bool(f.eval_input_file
                                               or f.eval_corpus_file)))
+        self.replaced_token_detection = False
         if f.bert_config_file:
             self.bert_config = BertConfig.from_json_file(f.bert_config_file)
             self.objective = BertEncoder.sentence_objective
         else:
             self.objective = encoder_class(
                 f.init_checkpoint).sentence_objective
-            config_path = os.path.join(f.init_checkpoint, "config.json")
-            if (os.path.isfile(config_path) and "ElectraForPreTraining"
-                    in read_json(config_path).get("architectures", ())):
+            self._check_electra()
+        if f.generator_checkpoint and not self.replaced_token_detection:
+            raise runner.UserError(
+                "--generator_checkpoint is read only with an ELECTRA "
+                "--init_checkpoint")
+
+    def _check_electra(self):
+        """Replaced-token detection for an ELECTRA discriminator, which
+        needs its generator."""
+        f = self.flags
+        if encoder_class(f.init_checkpoint) is not ElectraEncoder:
+            return
+        config_path = os.path.join(f.init_checkpoint, "config.json")
+        discriminator = os.path.isfile(config_path) and (
+            "ElectraForPreTraining"
+            in read_json(config_path).get("architectures", ()))
+        if discriminator and not f.generator_checkpoint:
+            raise runner.UserError(
+                f"--init_checkpoint={f.init_checkpoint} is an ELECTRA "
+                "discriminator: replaced-token detection needs the generator "
+                "too, pass --generator_checkpoint")
+        if f.generator_checkpoint:
+            if encoder_class(f.generator_checkpoint) is not ElectraEncoder:
                 raise runner.UserError(
-                    f"--init_checkpoint={f.init_checkpoint} is an ELECTRA "
-                    "discriminator: its replaced-token detection objective "
-                    "is not implemented (masked-LM pretraining takes "
-                    "ELECTRA generator checkpoints, ElectraForMaskedLM)")
+                    f"--generator_checkpoint={f.generator_checkpoint} is not "
+                    "an ELECTRA checkpoint directory")
+            self.replaced_token_detection = True
 
     def training_files(self):
         return self.train_source[2]
@@ -223,6 +254,8 @@ class PretrainingTask(runner.Task):
             raise runner.UserError(
                 f"{pattern}: the data gives no full batch of {batch_size}; "
                 "lower the batch size")
+        if self.replaced_token_detection:
+            return dataset.map(pretraining.replaced_token_inputs), steps
         sentence_labels = self.objective is not None
         return dataset.map(lambda features: pretraining.model_inputs(
             features, sentence_labels)), steps
@@ -261,12 +294,22 @@ class PretrainingTask(runner.Task):
         return load_pretrainer(init_checkpoint)
 
     def _family_model(self, init_checkpoint, vocab_size):
-        model = load_pretrainer(init_checkpoint)
-        if model.encoder.config.vocab_size != vocab_size:
-            raise runner.UserError(
-                f"--init_checkpoint={init_checkpoint} has vocab_size="
-                f"{model.encoder.config.vocab_size} but its tokenizer has "
-                f"{vocab_size} tokens")
+        if self.replaced_token_detection:
+            model = ElectraPretrainer.from_pretrained(
+                init_checkpoint, self.flags.generator_checkpoint,
+                seed=self.flags.seed)
+            encoders = ((init_checkpoint, model.encoder),
+                        (self.flags.generator_checkpoint,
+                         model.generator.encoder))
+        else:
+            model = load_pretrainer(init_checkpoint)
+            encoders = ((init_checkpoint, model.encoder),)
+        for flag_value, encoder in encoders:
+            if encoder.config.vocab_size != vocab_size:
+                raise runner.UserError(
+                    f"{flag_value} has vocab_size="
+                    f"{encoder.config.vocab_size} but the tokenizer of "
+                    f"--init_checkpoint has {vocab_size} tokens")
         return model
 
     def train_dataset(self):
@@ -283,13 +326,18 @@ class PretrainingTask(runner.Task):
         return dataset, steps
 
     def compile_args(self):
+        if self.replaced_token_detection:
+            return {"loss": None}  # ElectraPretrainer.compute_loss
         loss, metrics = loss_and_metrics(self.tokenizer.pad_id,
                                          self.objective is not None)
         return {"loss": loss, "metrics": metrics}
 
     @property
     def main_metric(self):
-        return "masked_lm_accuracy" if self.eval_dataset is not None else None
+        # Neither of ELECTRA's two accuracies says which weights are best.
+        if self.eval_dataset is None or self.replaced_token_detection:
+            return None
+        return "masked_lm_accuracy"
 
     def evaluate(self, model):
         if model.optimizer is None:
@@ -298,6 +346,13 @@ class PretrainingTask(runner.Task):
         return results, results
 
     def export(self, model, export_dir, token_ids_only):
+        if self.replaced_token_detection:
+            model.discriminator.save_pretrained(
+                os.path.join(export_dir, "discriminator"), self.tokenizer)
+            save_pretrainer(model.generator,
+                            os.path.join(export_dir, "generator"),
+                            self.tokenizer)
+            return export_dir
         save_pretrainer(model, export_dir, self.tokenizer)
         return export_dir
 
