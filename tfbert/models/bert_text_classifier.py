@@ -5,6 +5,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfbert.models.bert_classifier import BertClassifier
+from tfbert.models.encoder_task_model import EncoderTaskModel
 from tfbert.text.bert_preprocessor import BertPreprocessor
 
 DEFAULT_BATCH_SIZE = 32
@@ -12,7 +13,7 @@ PAIR_INPUTS = ("text_a", "text_b")
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
-class BertTextClassifier(keras.Model):
+class BertTextClassifier(EncoderTaskModel, keras.Model):
     """A `BertPreprocessor` and a `BertClassifier` in one Keras model whose
     inputs are raw strings: `fit`, `evaluate` and `predict` take lists of
     str, and `save("x.keras")` stores the vocabulary with the weights.
@@ -44,6 +45,8 @@ class BertTextClassifier(keras.Model):
     model.predict(["fine"])  # float32 logits [1, 2]
     ```
     """
+
+    nested_objects = ("preprocessor", "classifier")
 
     def __init__(self, preprocessor, classifier, is_pair=False, **kwargs):
         self.preprocessor = preprocessor
@@ -216,20 +219,8 @@ class BertTextClassifier(keras.Model):
         if self.built:
             self.optimizer.build(self.trainable_variables)
 
-    def get_config(self):
-        return {"preprocessor": keras.saving.serialize_keras_object(
-                    self.preprocessor),
-                "classifier": keras.saving.serialize_keras_object(
-                    self.classifier),
-                "is_pair": self.is_pair,
-                "name": self.name, "trainable": self.trainable}
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        for key in ("preprocessor", "classifier"):
-            config[key] = keras.saving.deserialize_keras_object(config[key])
-        return cls(**config)
+    def task_config(self):
+        return {"is_pair": self.is_pair}
 
 
 def _texts(values):

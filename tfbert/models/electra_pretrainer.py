@@ -5,13 +5,14 @@ import keras
 from keras import ops
 
 from tfbert.models.electra_encoder import ElectraDiscriminator
+from tfbert.models.encoder_task_model import EncoderTaskModel
 
 # Inputs of the discriminator's encoder.
 _ENCODER_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
-class ElectraPretrainer(keras.Model):
+class ElectraPretrainer(EncoderTaskModel, keras.Model):
     """A masked-LM generator proposes tokens at the masked positions; the
     discriminator predicts, at every real token of the resulting text,
     whether it was replaced, i.e. differs from the original.
@@ -40,6 +41,8 @@ class ElectraPretrainer(keras.Model):
       discriminator_weight: the weight of the discriminator's loss (50).
       seed: seed of the sampling.
     """
+
+    nested_objects = ("generator", "discriminator")
 
     def __init__(self, generator, discriminator, discriminator_weight=50.0,
                  seed=None, **kwargs):
@@ -125,20 +128,8 @@ class ElectraPretrainer(keras.Model):
     def metrics(self):
         return [*super().metrics, *self.trackers.values()]
 
-    def get_config(self):
-        return {"generator": keras.saving.serialize_keras_object(
-                    self.generator),
-                "discriminator": keras.saving.serialize_keras_object(
-                    self.discriminator),
-                "discriminator_weight": self.discriminator_weight,
-                "name": self.name, "trainable": self.trainable}
-
-    @classmethod
-    def from_config(cls, config):
-        config = dict(config)
-        for name in ("generator", "discriminator"):
-            config[name] = keras.saving.deserialize_keras_object(config[name])
-        return cls(**config)
+    def task_config(self):
+        return {"discriminator_weight": self.discriminator_weight}
 
     @classmethod
     def from_pretrained(cls, discriminator_directory, generator_directory,
