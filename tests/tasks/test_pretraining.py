@@ -1,4 +1,6 @@
-"""Pretraining: tied decoder, a real learning check, and both scripts end to end."""
+"""Pretraining: tied decoder, a real learning check, both scripts end to
+end, and the other families' objectives through the task program (tiny HF
+checkpoints, `tests/zoo_checkpoints.py`)."""
 
 import collections
 import json
@@ -11,6 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tests.tasks.conftest import run_task
 from tfbert.config import BertConfig
 from tfbert.data import pretraining
 from tfbert.data.wikipedia import convert_wikiextractor
@@ -161,3 +164,144 @@ def test_scripts_end_to_end(corpus, tmp_path):
                   f"--model_dir={tmp_path / 'continued'}", "--do_train",
                   "--num_train_steps=3", "--train_batch_size=8", *common)
     assert "head: it starts randomly initialised" not in output
+
+
+def _hf_masked_lm_outputs(hf_model, batch, sentence_output):
+    """HF logits at the batch's masked positions (and the sentence head's)."""
+    import torch
+
+    with torch.no_grad():
+        output = hf_model(
+            input_ids=torch.tensor(batch["input_word_ids"].numpy()).long(),
+            attention_mask=torch.tensor(batch["input_mask"].numpy()).long(),
+            token_type_ids=torch.tensor(batch["input_type_ids"].numpy()).long())
+    logits = getattr(output, "prediction_logits", None)
+    logits = output.logits if logits is None else logits
+    positions = batch["masked_lm_positions"].numpy()[..., None]
+    return (np.take_along_axis(logits.numpy(), positions, 1),
+            getattr(output, sentence_output).numpy() if sentence_output
+            else None)
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("family,data", [("roberta", "corpus"),
+                                         ("albert", "static")])
+def test_pretraining_trains_and_exports_the_family_model(
+        family, data, zoo_checkpoints, tmp_path, shared_data_dir):
+    """Continued pretraining of a family checkpoint with its own objective
+    (RoBERTa: masked-LM only, dynamic masking; ALBERT: masked-LM +
+    sentence order, static records), exported as the family's HF
+    pretraining model with its tokenizer: `transformers` loads both and
+    computes what the trained model computes."""
+    import transformers
+
+    from tfbert.tasks.pretraining import PretrainingTask
+
+    checkpoint = zoo_checkpoints[family]
+    corpus = tmp_path / "corpus.txt"
+    convert_wikiextractor(str(shared_data_dir / "wikipedia/enwiki-"
+                          "wikiextractor/AA/wiki_02"), corpus)
+    documents = pretraining.read_corpus(str(corpus))[:24]
+    corpus.write_text("\n\n".join("\n".join(d[:20]) for d in documents)
+                      + "\n", encoding="utf-8")
+    common = ["--max_seq_length=64", "--max_predictions_per_seq=10"]
+    if data == "static":
+        _run("tasks.create_pretraining_data", f"--input_file={corpus}",
+             f"--output_file={tmp_path / 'data'}",
+             f"--init_checkpoint={checkpoint}", "--dupe_factor=2",
+             "--do_whole_word_mask", *common)
+        record = json.loads((tmp_path / ".data.vocab.json").read_text())
+        assert record["sentence_objective"] == "sentence_order"
+        source = [f"--input_file={tmp_path / 'data'}"]
+    else:
+        source = [f"--corpus_file={corpus}"]
+    model_dir, export_dir = tmp_path / "model", tmp_path / "export"
+    task, prepared = run_task(PretrainingTask, [
+        f"--init_checkpoint={checkpoint}", *source, "--do_train", "--do_eval",
+        f"--eval_corpus_file={corpus}", f"--model_dir={model_dir}",
+        f"--export_dir={export_dir}", "--num_train_steps=4",
+        "--train_batch_size=8", "--eval_batch_size=8", *common])
+    results = json.loads((model_dir / "eval_results.json").read_text())
+    assert 0 <= results["masked_lm_accuracy"] <= 1
+    assert ("next_sentence_accuracy" in results) == (family == "albert")
+
+    hf_class, sentence_output = {
+        "roberta": (transformers.RobertaForMaskedLM, None),
+        "albert": (transformers.AlbertForPreTraining, "sop_logits")}[family]
+    hf_model, info = hf_class.from_pretrained(export_dir,
+                                              output_loading_info=True)
+    assert not info["missing_keys"], info
+    batch = next(iter(task.eval_dataset))[0]
+    ours = prepared.model(batch, training=False)
+    mlm, sentence = _hf_masked_lm_outputs(hf_model.eval(), batch,
+                                          sentence_output)
+    np.testing.assert_allclose(np.asarray(ours["masked_lm_logits"]), mlm,
+                               atol=1e-4)
+    if sentence is not None:
+        np.testing.assert_allclose(
+            np.asarray(ours["next_sentence_logits"]), sentence, atol=1e-4)
+    # The exported tokenizer files tokenize as the checkpoint's.
+    text = [" ".join(documents[0][:3])]
+    original = transformers.AutoTokenizer.from_pretrained(checkpoint)
+    exported = transformers.AutoTokenizer.from_pretrained(export_dir)
+    assert exported(text)["input_ids"] == original(text)["input_ids"]
+
+
+@pytest.mark.slow
+def test_electra_replaced_token_detection_trains_and_exports(
+        zoo_checkpoints, tmp_path, shared_data_dir):
+    """An ELECTRA discriminator (`ElectraForPreTraining`) with a generator
+    started from a config alone: trained by replaced-token detection,
+    evaluated, and exported as the two HF models, which `transformers`
+    loads; the exported discriminator computes what the trained one does."""
+    import torch
+    import transformers
+
+    from tfbert.tasks.pretraining import PretrainingTask
+
+    checkpoint = zoo_checkpoints["electra"]
+    corpus = tmp_path / "corpus.txt"
+    convert_wikiextractor(str(shared_data_dir / "wikipedia/enwiki-"
+                          "wikiextractor/AA/wiki_03"), corpus)
+    text = corpus.read_text(encoding="utf-8").split("\n\n")[:16]
+    corpus.write_text("\n\n".join(text) + "\n", encoding="utf-8")
+    generator = tmp_path / "generator"  # a config: the generator starts random
+    vocab_size = json.loads((checkpoint / "config.json").read_text())[
+        "vocab_size"]
+    transformers.ElectraConfig(
+        vocab_size=vocab_size, embedding_size=16, hidden_size=16,
+        num_hidden_layers=1, num_attention_heads=2, intermediate_size=32,
+        max_position_embeddings=130).save_pretrained(generator)
+    model_dir, export_dir = tmp_path / "model", tmp_path / "export"
+    task, prepared = run_task(PretrainingTask, [
+        f"--init_checkpoint={checkpoint}", f"--generator_checkpoint={generator}",
+        f"--corpus_file={corpus}", f"--eval_corpus_file={corpus}",
+        "--do_train", "--do_eval", f"--model_dir={model_dir}",
+        f"--export_dir={export_dir}", "--num_train_steps=3",
+        "--train_batch_size=8", "--eval_batch_size=8", "--max_seq_length=64",
+        "--max_predictions_per_seq=10"])
+    results = json.loads((model_dir / "eval_results.json").read_text())
+    assert {"replaced_token_loss", "replaced_token_accuracy",
+            "masked_lm_loss", "masked_lm_accuracy"} <= set(results)
+    assert abs(results["loss"] - results["masked_lm_loss"]
+               - 50 * results["replaced_token_loss"]) < 1e-2 * results["loss"]
+
+    discriminator, info = transformers.ElectraForPreTraining.from_pretrained(
+        export_dir / "discriminator", output_loading_info=True)
+    assert not info["missing_keys"], info
+    _, info = transformers.ElectraForMaskedLM.from_pretrained(
+        export_dir / "generator", output_loading_info=True)
+    assert not info["missing_keys"], info
+    batch = next(iter(task.eval_dataset))
+    ours = prepared.model.discriminator(
+        {name: batch[name] for name in ("input_word_ids", "input_mask",
+                                        "input_type_ids")})
+    with torch.no_grad():
+        theirs = discriminator.eval()(
+            input_ids=torch.tensor(batch["input_word_ids"].numpy()).long(),
+            attention_mask=torch.tensor(batch["input_mask"].numpy()).long(),
+            token_type_ids=torch.tensor(
+                batch["input_type_ids"].numpy()).long()).logits.numpy()
+    real = batch["input_mask"].numpy() == 1
+    np.testing.assert_allclose(np.asarray(ours)[real], theirs[real],
+                               atol=1e-4)
