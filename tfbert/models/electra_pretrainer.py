@@ -95,21 +95,19 @@ class ElectraPretrainer(EncoderTaskModel, keras.Model):
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None,
                      training=True):
         weights = ops.cast(x["masked_lm_weights"], "float32")
-        log_probs = ops.log_softmax(y_pred["masked_lm_logits"], axis=-1)
+        mlm_logits = y_pred["masked_lm_logits"]
         targets = ops.cast(x["masked_lm_ids"], "int32")
-        target_log_probs = ops.squeeze(ops.take_along_axis(
-            log_probs, targets[..., None], axis=-1), -1)
         total = ops.maximum(ops.sum(weights), 1.0)
-        masked_lm_loss = -ops.sum(target_log_probs * weights) / total
+        masked_lm_loss = ops.sum(ops.sparse_categorical_crossentropy(
+            targets, mlm_logits, from_logits=True) * weights) / total
         masked_lm_hits = ops.cast(ops.equal(
-            ops.argmax(log_probs, axis=-1), targets), "float32")
+            ops.argmax(mlm_logits, axis=-1), targets), "float32")
 
         mask = ops.cast(x["input_mask"], "float32")
         logits = y_pred["replaced_token_logits"]
         labels = y_pred["replaced_token_labels"]
-        # Binary cross-entropy with logits, stable for large |logits|.
-        token_losses = (ops.maximum(logits, 0.0) - logits * labels
-                        + ops.log1p(ops.exp(-ops.abs(logits))))
+        token_losses = ops.binary_crossentropy(labels, logits,
+                                               from_logits=True)
         tokens = ops.maximum(ops.sum(mask), 1.0)
         replaced_token_loss = ops.sum(token_losses * mask) / tokens
         replaced_hits = ops.cast(ops.equal(

@@ -258,6 +258,7 @@ def _load_family(family, directory, values, strict, config_overrides,
     canonical head weights beside it). A pooler the checkpoint lacks is
     left out, or with `add_pooler` built randomly initialised."""
     from tfbert.checkpoints import hf
+    from tfbert.checkpoints.loading import weights_for
     from tfbert.checkpoints.variable_map import (
         POOLER_PREFIX, assign_variables, encoder_variables)
 
@@ -269,16 +270,12 @@ def _load_family(family, directory, values, strict, config_overrides,
     config = dataclasses.replace(config, **config_overrides)
     encoder = family.encoder_class(config)
     variables = encoder_variables(encoder)
-
-    def without_pooler(mapping):
-        return {name: value for name, value in mapping.items()
-                if not name.startswith(POOLER_PREFIX)}
-
-    if encoder.pooler is None:
-        weights = without_pooler(weights)
-    elif add_pooler and not has_pooler:
-        variables = without_pooler(variables)  # It starts random.
-    assign_variables(variables, weights, directory, strict=strict)
+    if add_pooler and not has_pooler:
+        # The pooler starts random; everything else loads.
+        variables = {name: value for name, value in variables.items()
+                     if not name.startswith(POOLER_PREFIX)}
+    assign_variables(variables, weights_for(encoder, weights), directory,
+                     strict=strict)
     return (encoder, heads) if with_heads else encoder
 
 

@@ -180,9 +180,10 @@ class PretrainingTask(runner.Task):
             self.bert_config = BertConfig.from_json_file(f.bert_config_file)
             self.objective = BertEncoder.sentence_objective
         else:
-            self.objective = encoder_class(
-                f.init_checkpoint).sentence_objective
-            self._check_electra()
+            encoder = encoder_class(f.init_checkpoint)
+            self.objective = encoder.sentence_objective
+            if encoder is ElectraEncoder:
+                self._check_electra()
         if f.generator_checkpoint and not self.replaced_token_detection:
             raise runner.UserError(
                 "--generator_checkpoint is read only with an ELECTRA "
@@ -192,8 +193,6 @@ class PretrainingTask(runner.Task):
         """Replaced-token detection for an ELECTRA discriminator, which
         needs its generator."""
         f = self.flags
-        if encoder_class(f.init_checkpoint) is not ElectraEncoder:
-            return
         config_path = os.path.join(f.init_checkpoint, "config.json")
         discriminator = os.path.isfile(config_path) and (
             "ElectraForPreTraining"

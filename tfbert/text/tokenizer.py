@@ -117,9 +117,8 @@ class Tokenizer(tf.Module):
         `settings` dict and the special tokens."""
         config = {"tokenizer_class": tokenizer_class, **settings,
                   **self._special_token_arguments()}
-        path = Path(directory) / "tokenizer_config.json"
-        path.parent.mkdir(parents=True, exist_ok=True)
-        with open(path, "w", encoding="utf-8") as f:
+        with open(Path(directory) / "tokenizer_config.json", "w",
+                  encoding="utf-8") as f:
             json.dump(config, f, indent=2, ensure_ascii=False)
             f.write("\n")
 
