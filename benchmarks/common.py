@@ -24,8 +24,9 @@ def peak_rss_mb():
     return float("nan") if peak is None else peak
 
 
-def run_sampling_private_memory(args, period_s=0.002):
-    """Runs `args` as a subprocess and samples its private resident memory
+def run_sampling_private_memory(args, period_s=0.002, env=None):
+    """Runs `args` as a subprocess (with environment `env`, default this
+    process's) and samples its private resident memory
     (RssAnon: heap, tensors, allocator caches) every `period_s` seconds.
 
     VmHWM, the kernel's peak RSS, also counts the pages of shared libraries
@@ -37,7 +38,8 @@ def run_sampling_private_memory(args, period_s=0.002):
     Returns (returncode, stdout, stderr, peak private MB)."""
     with tempfile.TemporaryFile("w+") as out, \
             tempfile.TemporaryFile("w+") as err:
-        process = subprocess.Popen(args, stdout=out, stderr=err, text=True)
+        process = subprocess.Popen(args, stdout=out, stderr=err, text=True,
+                                   env=env)
         peak = 0.0
         while process.poll() is None:
             private = _status_mb("RssAnon", process.pid)

@@ -31,6 +31,12 @@ With `--rounds=N` the runtimes are measured N times, interleaved (round 1:
 every runtime, round 2: every runtime, ...), and each figure is the median
 over the rounds: on a shared machine the load changes between processes.
 
+TensorFlow uses oneDNN (fused MatMul + BiasAdd + GELU kernels) by itself
+only on CPUs with AVX512_VNNI, AVX512_BF16 or AMX; elsewhere (an AVX2-only
+CPU) its Eigen kernels run unless TF_ENABLE_ONEDNN_OPTS=1. `--onednn=on|off`
+sets that variable for the tfbert runtimes (TF Serving reads it too); the
+output names the CPU and the setting the runtimes ran with.
+
 Reported per runtime: sentences/s at batch `--batch_size` over the dev
 sentences, p50/p99 latency at batch 1 over the first `--latency_sentences`,
 cold start (process start -> imports -> load -> first answered batch),
@@ -86,6 +92,11 @@ def define_flags():
     flags.DEFINE_integer("threads", 0,
                          "Intra-op threads of every runtime (TF also "
                          "inter-op); 0 = each runtime's default.")
+    flags.DEFINE_enum("onednn", "default", ("default", "on", "off"),
+                      "TensorFlow's oneDNN kernels and fusions in the tfbert "
+                      "runtimes (TF_ENABLE_ONEDNN_OPTS): TensorFlow turns "
+                      "them on by itself only on CPUs with AVX512_VNNI, "
+                      "AVX512_BF16 or AMX.")
     flags.DEFINE_enum("worker", None, ("convert",) + RUNTIMES,
                       "Internal: run one stage in this process.")
     flags.DEFINE_float("started_at", None,
@@ -183,6 +194,9 @@ def _convert_worker(paths):
         variable.assign(reader.get_tensor(
             f"_variables/{index}/.ATTRIBUTES/VARIABLE_VALUE"))
 
+    # A conversion that stopped before the ONNX file (the step that marks it
+    # done) left a partial HF directory: it is derived data, so start over.
+    shutil.rmtree(paths["hf"], ignore_errors=True)
     write_checkpoint(paths["hf"], encoder.config,
                      read_variables(encoder_variables(encoder)), format="hf")
     hf_model = transformers.BertForSequenceClassification.from_pretrained(
@@ -242,6 +256,32 @@ def _tfbert_runtime(paths, runtime="tfbert"):
         return ([label.decode() for label in outputs["label"].numpy()],
                 outputs["probabilities"].numpy())
     return predict, [export]
+
+
+def _onednn_enabled():
+    """Whether this process's TensorFlow runs oneDNN (TF has no public API
+    for it; this is what its startup log line reads)."""
+    from tensorflow.python.util import _pywrap_util_port
+
+    return bool(_pywrap_util_port.IsMklEnabled())
+
+
+def _cpu_description():
+    """The CPU model and whether it has the bfloat16 instructions the
+    bfloat16 export needs (Linux /proc/cpuinfo)."""
+    model, cpu_flags = "unknown CPU", set()
+    with open("/proc/cpuinfo") as f:
+        for line in f:
+            key, _, value = line.partition(":")
+            if key.strip() == "model name":
+                model = value.strip()
+            elif key.strip() == "flags":
+                cpu_flags = set(value.split())
+                break
+    found = [name for name in ("avx512f", "avx512_bf16", "amx_bf16")
+             if name in cpu_flags]
+    return f"{model}, {os.cpu_count()} cores, " + (
+        " ".join(found) if found else "no AVX-512")
 
 
 def _hf_runtime(paths):
@@ -327,6 +367,7 @@ def _runtime_worker(name, paths):
         "p99_ms": float(np.percentile(latencies, 99)),
         "peak_rss_mb": peak_rss_mb(), "size_mb": _size_mb(files),
         "imports_tfbert": "tfbert" in sys.modules,
+        "onednn": _onednn_enabled() if name in EXPORT_PRECISIONS else None,
         "class_ids": np.concatenate(probabilities).argmax(-1).tolist(),
         "probabilities": np.concatenate(probabilities).tolist()}))
 
@@ -343,8 +384,11 @@ def _spawn(worker):
             f"--latency_sentences={FLAGS.latency_sentences}",
             f"--max_seq_length={FLAGS.max_seq_length}",
             f"--threads={FLAGS.threads}", f"--started_at={time.time()}"]
+    env = dict(os.environ)
+    if FLAGS.onednn != "default":
+        env["TF_ENABLE_ONEDNN_OPTS"] = "1" if FLAGS.onednn == "on" else "0"
     returncode, stdout, stderr, private_mb = run_sampling_private_memory(
-        args, period_s=0.05)
+        args, period_s=0.05, env=env)
     if returncode:
         raise RuntimeError(f"worker {worker} failed:\n{stderr[-3000:]}")
     return stdout, private_mb
@@ -422,6 +466,10 @@ def main(argv):
     if any(r["imports_tfbert"] for runs in rounds.values() for r in runs):
         raise RuntimeError("a runtime process imported tfbert")
     results = {name: _median_result(runs) for name, runs in rounds.items()}
+    onednn = {r["onednn"] for runs in rounds.values() for r in runs} - {None}
+    print(f"cpu: {_cpu_description()}; TensorFlow oneDNN: "
+          + "/".join("on" if on else "off" for on in sorted(onednn))
+          + f" (--onednn={FLAGS.onednn})")
     print("load averages (1 min) before and after each runtime: "
           f"{[round(load[0], 2) for load in loads]}")
     if FLAGS.rounds > 1:
