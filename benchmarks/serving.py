@@ -384,9 +384,10 @@ def _spawn(worker):
             f"--latency_sentences={FLAGS.latency_sentences}",
             f"--max_seq_length={FLAGS.max_seq_length}",
             f"--threads={FLAGS.threads}", f"--started_at={time.time()}"]
-    env = dict(os.environ)
-    if FLAGS.onednn != "default":
-        env["TF_ENABLE_ONEDNN_OPTS"] = "1" if FLAGS.onednn == "on" else "0"
+    env = None  # this process's
+    if FLAGS.onednn != "default" and worker in EXPORT_PRECISIONS:
+        env = {**os.environ,
+               "TF_ENABLE_ONEDNN_OPTS": "1" if FLAGS.onednn == "on" else "0"}
     returncode, stdout, stderr, private_mb = run_sampling_private_memory(
         args, period_s=0.05, env=env)
     if returncode:
