@@ -119,14 +119,14 @@ def tiny_checkpoint(tmp_path_factory, minilm_dir):
 @pytest.fixture(scope="session")
 def run_fresh_python():
     """Runs `python -c code *args` in a new process and returns the JSON value
-    printed on its last stdout line. Exported models are checked this way: in
-    a process that imports only tensorflow and tensorflow_text, as TF Serving
-    links them."""
-    def run(code, *args, stdin=None, timeout=300):
+    printed on its last stdout line (`env`: variables to set in that
+    process). Exported models are checked this way: in a process that imports
+    only tensorflow and tensorflow_text, as TF Serving links them."""
+    def run(code, *args, stdin=None, timeout=300, env=None):
         result = subprocess.run(
             [sys.executable, "-c", code, *map(str, args)], input=stdin,
             capture_output=True, text=True, timeout=timeout,
-            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+            env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", **(env or {})))
         assert result.returncode == 0, result.stderr[-3000:]
         return json.loads(result.stdout.strip().splitlines()[-1])
     return run

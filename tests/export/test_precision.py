@@ -3,6 +3,7 @@ stays within stated bounds of the float32 export, and passes the TF Serving
 op check."""
 
 import collections
+import json
 
 import numpy as np
 import pytest
@@ -85,6 +86,65 @@ def test_matmuls_run_in_the_requested_precision(kind, signature,
     assert by_precision["bfloat16"]["float32"] <= 1
     assert sum(by_precision["bfloat16"].values()) == sum(
         by_precision["float32"].values())
+
+
+# Runs each export's serving_default once with oneDNN on (TensorFlow's
+# default on CPUs with AVX512_VNNI/AVX512_BF16/AMX; TF Serving reads the same
+# variable) and prints, per export, the matmul and erf ops of the graphs
+# that ran, after TensorFlow's rewrites.
+_RUN_GRAPH_OPS = """
+import collections, json, sys
+import tensorflow as tf
+import tensorflow_text
+from tensorflow.python.eager import context
+from tensorflow.python.util import _pywrap_util_port
+found = {"onednn": _pywrap_util_port.IsMklEnabled()}
+requests = json.loads(sys.stdin.read())
+for path, request in requests.items():
+    signature = tf.saved_model.load(path).signatures["serving_default"]
+    run = context.context()
+    run.enable_run_metadata()
+    signature(**{name: tf.constant(value) for name, value in request.items()})
+    metadata = run.export_run_metadata()
+    run.disable_run_metadata()
+    ops = collections.Counter()
+    for function in metadata.function_graphs:
+        for graph in function.partition_graphs:
+            for node in graph.node:
+                if "MatMul" in node.op or node.op in ("Erf", "Erfc"):
+                    fused = [op.decode() for op in node.attr["fused_ops"].list.s]
+                    dtype = tf.dtypes.as_dtype(node.attr["T"].type).name
+                    ops["+".join([node.op] + fused) + ":" + dtype] += 1
+    found[path] = ops
+print(json.dumps(found))
+"""
+
+
+@pytest.fixture(scope="module")
+def onednn_run_ops(precision_exports, run_fresh_python):
+    requests = {path: TEXTS[kind]
+                for (kind, _), path in precision_exports.items()}
+    return run_fresh_python(_RUN_GRAPH_OPS, stdin=json.dumps(requests),
+                            env={"TF_ENABLE_ONEDNN_OPTS": "1"})
+
+
+@pytest.mark.parametrize("precision", EXPORT_PRECISIONS)
+@pytest.mark.parametrize("kind", KINDS)
+def test_matmul_bias_and_gelu_run_as_one_onednn_kernel(kind, precision,
+                                                       onednn_run_ops,
+                                                       precision_exports):
+    """With oneDNN, each feed-forward matmul + bias + exact GELU is one
+    `_MklNativeFusedMatMul` (an unfused bfloat16 GELU costs twice its
+    matmul): the export must write GELU in a form TensorFlow recognizes."""
+    if not onednn_run_ops["onednn"]:
+        pytest.skip("this TensorFlow build has no oneDNN")
+    ops = onednn_run_ops[precision_exports[kind, precision]]
+    if not any(op.startswith("_Mkl") and op.endswith(precision)
+               for op in ops):
+        pytest.skip(f"oneDNN runs no {precision} matmul on this CPU")
+    assert not [op for op in ops if op.split(":")[0] in ("Erf", "Erfc")], ops
+    # One GELU per transformer block; the tiny exports have one block.
+    assert ops["_MklNativeFusedMatMul+BiasAdd+GeluExact:" + precision] == 1
 
 
 @pytest.mark.parametrize("kind", KINDS)

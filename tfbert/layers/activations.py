@@ -7,6 +7,22 @@ import keras
 from keras import ops
 
 
+def _gelu_erf(x):
+    """GELU(x) = 0.5 * x * (1 + erf(x / sqrt(2))) in the op order that suits
+    TensorFlow's CPU kernels.
+
+    float32: (erf(x / sqrt(2)) + 1) * (x * 0.5), one of the op sequences
+    TensorFlow's oneDNN rewrite fuses into a preceding matmul + bias add (other
+    orders of the same terms are not fused); without oneDNN (TensorFlow's
+    default on CPUs without AVX-512) Eigen computes it faster than
+    `tf.nn.gelu`'s erfc form: 18-19 vs 23-26 ms for [1600, 384] x [384, 1536]
+    + bias + GELU on a 2-core EPYC (Zen 3). 16-bit types keep the erfc form,
+    whose fusion is the one verified on CPUs with bfloat16 instructions."""
+    if keras.backend.standardize_dtype(x.dtype) != "float32":
+        return ops.gelu(x, approximate=False)
+    return (ops.erf(x * (1.0 / math.sqrt(2.0))) + 1.0) * (x * 0.5)
+
+
 @ops.custom_gradient
 def _gelu_exact(x):
     # Autodiff of 0.5 * x * (1 + erf(x / sqrt(2))) keeps three intermediates
@@ -21,14 +37,15 @@ def _gelu_exact(x):
         pdf = ops.exp(-0.5 * ops.square(x)) * (1.0 / math.sqrt(2.0 * math.pi))
         return upstream * (cdf + x * pdf)
 
-    return ops.gelu(x, approximate=False), gradient
+    return _gelu_erf(x), gradient
 
 
 def gelu(x):
     """GELU in its exact erf form, as Google's and HF's BERT compute it.
 
-    Same values as `keras.activations.gelu(x, approximate=False)`; its
-    gradient keeps only `x` for the backward pass."""
+    The values of `keras.activations.gelu(x, approximate=False)` (within
+    float32 rounding: it uses erfc); its gradient keeps only `x` for the
+    backward pass."""
     return _gelu_exact(ops.convert_to_tensor(x))
 
 
@@ -46,14 +63,10 @@ _ACTIVATIONS = {
 }
 
 
-def _gelu_plain(x):
-    return ops.gelu(x, approximate=False)
-
-
 # The same functions without custom gradients, for inference graphs: right
 # after a matmul and bias add, TensorFlow's oneDNN graph rewrite fuses the
 # three into one kernel, which a custom gradient's IdentityN prevents.
-_INFERENCE_ACTIVATIONS = dict(_ACTIVATIONS, gelu=_gelu_plain)
+_INFERENCE_ACTIVATIONS = dict(_ACTIVATIONS, gelu=_gelu_erf)
 
 
 def get_activation(name, for_inference=False):
