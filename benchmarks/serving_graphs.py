@@ -62,6 +62,13 @@ class SessionExport:
             meta_graph = tf.compat.v1.saved_model.loader.load(
                 self.session, ["serve"], path)
         signature = meta_graph.signature_def["serving_default"]
+        if (len(signature.inputs) != 1
+                or "probabilities" not in signature.outputs):
+            raise SystemExit(f"{path}: serving_default takes "
+                             f"{sorted(signature.inputs)} and returns "
+                             f"{sorted(signature.outputs)}; this benchmark "
+                             "needs a single-sentence classifier export "
+                             "(one text input, 'probabilities' out)")
         (self._input,) = [info.name for info in signature.inputs.values()]
         self._outputs = {name: info.name
                          for name, info in signature.outputs.items()}
