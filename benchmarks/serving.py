@@ -258,7 +258,17 @@ def _tfbert_runtime(paths, runtime="tfbert"):
     return predict, [export]
 
 
-def _onednn_enabled():
+def batch1_latencies_ms(predict, sentences):
+    """Milliseconds `predict` takes for each of `sentences`, sent alone."""
+    latencies = []
+    for sentence in sentences:
+        start = time.perf_counter()
+        predict([sentence])
+        latencies.append(1000 * (time.perf_counter() - start))
+    return latencies
+
+
+def onednn_enabled():
     """Whether this process's TensorFlow runs oneDNN (TF has no public API
     for it; this is what its startup log line reads)."""
     from tensorflow.python.util import _pywrap_util_port
@@ -355,11 +365,8 @@ def _runtime_worker(name, paths):
             predict(sentences[begin:begin + FLAGS.batch_size])[1])
     throughput = len(sentences) / (time.perf_counter() - start)
 
-    latencies = []
-    for sentence in sentences[:FLAGS.latency_sentences]:
-        start = time.perf_counter()
-        predict([sentence])
-        latencies.append(1000 * (time.perf_counter() - start))
+    latencies = batch1_latencies_ms(predict,
+                                    sentences[:FLAGS.latency_sentences])
     print(json.dumps({
         "runtime": name, "cold_start_s": cold_start,
         "sentences_per_s": throughput,
@@ -367,7 +374,7 @@ def _runtime_worker(name, paths):
         "p99_ms": float(np.percentile(latencies, 99)),
         "peak_rss_mb": peak_rss_mb(), "size_mb": _size_mb(files),
         "imports_tfbert": "tfbert" in sys.modules,
-        "onednn": _onednn_enabled() if name in EXPORT_PRECISIONS else None,
+        "onednn": onednn_enabled() if name in EXPORT_PRECISIONS else None,
         "class_ids": np.concatenate(probabilities).argmax(-1).tolist(),
         "probabilities": np.concatenate(probabilities).tolist()}))
 

@@ -30,7 +30,7 @@ import time
 import numpy as np
 from absl import app, flags
 
-from benchmarks.serving import read_dev
+from benchmarks.serving import batch1_latencies_ms, onednn_enabled, read_dev
 
 FLAGS = flags.FLAGS
 
@@ -110,10 +110,11 @@ def main(argv):
     del argv
     sentences, _ = read_dev(max(FLAGS.latency_sentences,
                                 BATCH * FLAGS.batches))
-    singles = [[s] for s in sentences[:FLAGS.latency_sentences]]
+    singles = sentences[:FLAGS.latency_sentences]
     batches = [sentences[i * BATCH:(i + 1) * BATCH]
                for i in range(FLAGS.batches)]
     exports = {path: SessionExport(path) for path in FLAGS.exports}
+    print(f"oneDNN: {'on' if onednn_enabled() else 'off'}")
 
     reference = None
     for path, export in exports.items():
@@ -128,22 +129,17 @@ def main(argv):
             raise SystemExit(f"{path} computes other probabilities than "
                              f"{FLAGS.exports[0]} ({diff:.1e})")
     for export in exports.values():
-        for warmup in singles[:5]:
-            export(warmup)
+        batch1_latencies_ms(export, singles[:5])  # warm-up
 
     results = {path: {"p50_ms": [], "sentences_per_s": []} for path in exports}
     for _ in range(FLAGS.rounds):
         for path, export in exports.items():
-            latencies = []
-            for single in singles:
-                start = time.perf_counter()
-                export(single)
-                latencies.append(time.perf_counter() - start)
+            latencies = batch1_latencies_ms(export, singles)
             start = time.perf_counter()
             for batch in batches:
                 export(batch)
             seconds = time.perf_counter() - start
-            results[path]["p50_ms"].append(1e3 * float(np.median(latencies)))
+            results[path]["p50_ms"].append(float(np.median(latencies)))
             results[path]["sentences_per_s"].append(
                 BATCH * len(batches) / seconds)
     for path, result in results.items():
@@ -154,7 +150,8 @@ def main(argv):
               f"(median {np.median(result['sentences_per_s']):.1f})")
 
     if FLAGS.profile:
-        for label, calls in (("batch 1", singles), ("batch 32", batches)):
+        for label, calls in (("batch 1", [[s] for s in singles]),
+                             ("batch 32", batches)):
             print(f"op time by type, {label}:")
             for path, export in exports.items():
                 _print_profile(path, export.op_times(

@@ -133,9 +133,10 @@ def onednn_run_ops(precision_exports, run_fresh_python):
 def test_matmul_bias_and_gelu_run_as_one_onednn_kernel(kind, precision,
                                                        onednn_run_ops,
                                                        precision_exports):
-    """With oneDNN, each feed-forward matmul + bias + exact GELU is one
-    `_MklNativeFusedMatMul` (an unfused bfloat16 GELU costs twice its
-    matmul): the export must write GELU in a form TensorFlow recognizes."""
+    """With oneDNN, each feed-forward matmul + bias + exact GELU runs as one
+    matmul kernel with BiasAdd and GeluExact fused (an unfused bfloat16 GELU
+    costs twice its matmul): the export must write GELU in a form
+    TensorFlow recognizes."""
     if not onednn_run_ops["onednn"]:
         pytest.skip("this TensorFlow build has no oneDNN")
     ops = onednn_run_ops[precision_exports[kind, precision]]
