@@ -130,7 +130,9 @@ def test_token_ids_only_export_loads_without_tensorflow_text(
     assert result.returncode == 0, result.stderr[-3000:]
     served = json.loads(result.stdout.strip().splitlines()[-1])
     assert served["signatures"] == ["serve_token_ids"]
-    np.testing.assert_allclose(served["logits"], module.model(inputs),
+    real = inputs["input_mask"] == 1  # padding's logits carry no meaning
+    np.testing.assert_allclose(np.asarray(served["logits"])[real],
+                               np.asarray(module.model(inputs))[real],
                                atol=1e-5)
     # The same child cannot load the full export: the blocker works.
     full = _run(_LOAD_WITHOUT_TF_TEXT, exports["ner"], "{}")

@@ -8,7 +8,7 @@ import pytest
 from tfbert.layers import (
     BertEmbeddings, ClassificationHead, MaskedLMHead, MultiHeadSelfAttention,
     NextSentenceHead, Pooler, SpanLabelingHead, TokenClassificationHead,
-    TransformerBlock, get_activation)
+    TokenPacking, TransformerBlock, get_activation)
 
 RNG = np.random.default_rng(0)
 
@@ -86,21 +86,63 @@ def test_attention_with_key_padding_mask():
                                atol=1e-5)
 
 
-def test_transformer_block_is_post_layer_norm():
-    block = TransformerBlock(num_heads=2, intermediate_size=16,
-                             hidden_dropout=0.0, attention_dropout=0.0)
-    block.build((None, None, 8))
-    _randomize(block)
-    x = RNG.normal(size=(2, 4, 8)).astype(np.float32)
-    mask = np.array([[1, 1, 0, 0], [1, 1, 1, 1]], np.int32)
+def _block_reference(x, mask, block):
     ln1, ln2 = block.attention_layer_norm, block.output_layer_norm
     x1 = _layer_norm(x + _attention_reference(x, mask, block.attention),
                      ln1.gamma.numpy(), ln1.beta.numpy())
     inner = _gelu_erf(x1 @ block.intermediate_dense.kernel.numpy()
                       + block.intermediate_dense.bias.numpy())
     outer = inner @ block.output_dense.kernel.numpy() + block.output_dense.bias.numpy()
-    expected = _layer_norm(x1 + outer, ln2.gamma.numpy(), ln2.beta.numpy())
-    np.testing.assert_allclose(block(x, mask), expected, atol=1e-4)
+    return _layer_norm(x1 + outer, ln2.gamma.numpy(), ln2.beta.numpy())
+
+
+def _tiny_block():
+    block = TransformerBlock(num_heads=2, intermediate_size=16,
+                             hidden_dropout=0.0, attention_dropout=0.0)
+    block.build((None, None, 8))
+    return _randomize(block)
+
+
+def test_transformer_block_is_post_layer_norm():
+    block = _tiny_block()
+    x = RNG.normal(size=(2, 4, 8)).astype(np.float32)
+    mask = np.array([[1, 1, 0, 0], [1, 1, 1, 1]], np.int32)
+    np.testing.assert_allclose(block(x, mask), _block_reference(x, mask, block),
+                               atol=1e-4)
+
+
+# Prefix padding, a hole, no padding, and a row without any real token.
+PACKING_MASK = np.array([[1, 1, 1, 0, 0], [1, 0, 1, 1, 0], [1, 1, 1, 1, 1],
+                         [0, 0, 0, 0, 0]], np.int32)
+
+
+def test_token_packing_keeps_real_tokens_and_each_first_position():
+    keep = PACKING_MASK.astype(bool)
+    keep[:, 0] = True
+    x = RNG.normal(size=(4, 5, 3)).astype(np.float32)
+    packing = TokenPacking(PACKING_MASK)
+    packed = np.asarray(packing.pack(x))
+    np.testing.assert_array_equal(packed, x[keep])
+    np.testing.assert_array_equal(np.asarray(packing.unpack(packed)),
+                                  np.where(keep[..., None], x, 0.0))
+    np.testing.assert_array_equal(np.asarray(packing.first_tokens(packed)),
+                                  x[:, :1])
+
+
+def test_transformer_block_on_packed_tokens_equals_the_padded_block():
+    """The packed form computes the same rows: every real token's, and the
+    first position's (also `first_token_only`)."""
+    block = _tiny_block()
+    x = RNG.normal(size=(3, 5, 8)).astype(np.float32)
+    mask = PACKING_MASK[:3]
+    expected = _block_reference(x, mask, block)
+    packing = TokenPacking(mask)
+    packed = block(packing.pack(x), mask, packing=packing)
+    np.testing.assert_allclose(np.asarray(packed), expected[mask == 1],
+                               atol=1e-4)
+    first = block(packing.pack(x), mask, packing=packing,
+                  first_token_only=True)
+    np.testing.assert_allclose(np.asarray(first), expected[:, :1], atol=1e-4)
 
 
 def test_pooler_uses_the_first_position():

@@ -12,7 +12,7 @@ import tensorflow as tf
 import torch
 import transformers
 
-from tfbert import BertClassifier, BertSpanLabeler
+from tfbert import BertClassifier, BertSpanLabeler, BertTokenClassifier
 from tfbert.checkpoints import hf
 from tfbert.checkpoints.variable_map import encoder_variables
 
@@ -124,24 +124,33 @@ def test_sequence_output_matches_hf(family, tmp_path):
 
 
 @pytest.mark.parametrize("family", sorted(FAMILIES))
-def test_classifier_first_token_logits_equal_the_full_forward(family,
-                                                               tmp_path):
-    """Exports compute a classifier's last block for [CLS] only
-    (`first_token_logits`): the same logits as the whole model, whose
-    encoder matches HF above."""
+def test_task_models_inference_logits_equal_the_full_forward(family,
+                                                              tmp_path):
+    """Exports compute logits with `inference_logits`: the encoder's
+    position-wise layers on real tokens only, and a classifier's last block
+    for [CLS] only. The same logits as the whole model (whose encoder
+    matches HF above) at every position the model's users read."""
     _, hf_config, _, with_segments = FAMILIES[family]
     _save(family, tmp_path)
-    model = BertClassifier.from_pretrained(tmp_path, 3)
-    rng = np.random.default_rng(2)
-    for variable in model.weights:  # the new head/pooler too, not ~0
-        if not variable.path.startswith(model.encoder.name):
-            variable.assign(rng.normal(0, 0.5, variable.shape))
     inputs = _inputs(hf_config.pad_token_id or 0, with_segments)
-    expected = np.asarray(model(inputs, training=False))
-    assert np.abs(expected).max() > 0.1
-    np.testing.assert_allclose(
-        np.asarray(tf.function(model.first_token_logits)(inputs)), expected,
-        rtol=1e-5, atol=1e-5)
+    real = inputs["input_mask"].astype(bool)
+    rng = np.random.default_rng(2)
+    for model, read in [
+            (BertClassifier.from_pretrained(tmp_path, 3), lambda x: x),
+            (BertSpanLabeler.from_pretrained(tmp_path),
+             lambda x: np.stack([x["start_logits"], x["end_logits"]])),
+            (BertTokenClassifier(Encoder.from_pretrained(tmp_path), 5),
+             lambda x: x[real])]:
+        for variable in model.weights:  # the new heads/pooler too, not ~0
+            if not variable.path.startswith(model.encoder.name):
+                variable.assign(rng.normal(0, 0.5, variable.shape))
+        expected = read(tf.nest.map_structure(
+            np.asarray, model(inputs, training=False)))
+        assert np.abs(expected[expected > -1e8]).max() > 0.1
+        np.testing.assert_allclose(
+            read(tf.nest.map_structure(
+                np.asarray, tf.function(model.inference_logits)(inputs))),
+            expected, rtol=1e-5, atol=1e-5, err_msg=type(model).__name__)
 
 
 @pytest.mark.parametrize("family",

@@ -19,7 +19,7 @@ class ClassifierServingModule(ServingModule):
 
     Args:
       model: a `BertClassifier` (logits [batch, classes], [batch, 1] for
-        regression); the export computes them with `first_token_logits`.
+        regression); the export computes them with `inference_logits`.
       preprocessor: the `BertPreprocessor` the model was trained with; its
         `seq_length` is the token-id signature's sequence length.
       label_names: class names in id order, or None for regression.
@@ -42,7 +42,7 @@ class ClassifierServingModule(ServingModule):
                                    tf.argmax(probabilities, axis=-1))}
 
     def _logits(self, features):
-        return tf.cast(self.model.first_token_logits(features), tf.float32)
+        return tf.cast(self.model.inference_logits(features), tf.float32)
 
     def text_outputs(self, *texts):
         features = self._untracked.preprocessor(tuple(texts))

@@ -34,7 +34,8 @@ the conlleval rules (`tfbert.metrics.ner`).
 
 `serve_token_ids` takes the three int32 [batch, max_seq_length] encoder
 inputs and returns `logits`, float32 [batch, max_seq_length, num_labels]
-(for a CRF model, its emission scores).
+(for a CRF model, its emission scores); at padding positions (mask 0) they
+carry no meaning (the encoder skips padding, see `TokenPacking`).
 """
 
 import tensorflow as tf
@@ -81,7 +82,7 @@ class NerServingModule(ServingModule):
                                       for label in labels])
 
     def token_id_outputs(self, features):
-        return {"logits": tf.cast(self.model(features, training=False),
+        return {"logits": tf.cast(self.model.inference_logits(features),
                                   tf.float32)}
 
     def _plan_windows(self, piece_starts, num_words):
@@ -174,7 +175,7 @@ class NerServingModule(ServingModule):
         features = {"input_word_ids": ids.to_tensor(self.tokenizer.pad_id),
                     "input_mask": tf.ones_like(ids).to_tensor(0)}
         features["input_type_ids"] = tf.zeros_like(features["input_mask"])
-        logits = tf.cast(self.model(features, training=False), tf.float32)
+        logits = tf.cast(self.model.inference_logits(features), tf.float32)
 
         # Each (window, word): where its first piece sits, and its context.
         window_words = tf.ragged.range(first, end)

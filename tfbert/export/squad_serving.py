@@ -151,7 +151,7 @@ class SquadServingModule(ServingModule):
 
     def text_outputs(self, question, context):
         w = self._windows(question, context)
-        logits = self.model(w["features"], training=False)
+        logits = self.model.inference_logits(w["features"])
         start_logits = tf.cast(logits["start_logits"], tf.float32)
         end_logits = tf.cast(logits["end_logits"], tf.float32)
         seq = tf.shape(start_logits)[1]
@@ -231,6 +231,6 @@ class SquadServingModule(ServingModule):
         return outputs
 
     def token_id_outputs(self, features):
-        logits = self.model(features, training=False)
+        logits = self.model.inference_logits(features)
         return {name: tf.cast(logits[name], tf.float32)
                 for name in ("start_logits", "end_logits")}

@@ -28,10 +28,14 @@ class MultiHeadSelfAttention(keras.layers.Layer):
       query_states: optional [batch, q, H], the states to compute outputs
         for (keys and values always come from `hidden_states`); default
         `hidden_states`.
+      packing: optional `TokenPacking` of `attention_mask` (inference
+        only): `hidden_states` are then its packed rows [tokens, H], the
+        projections run on those, and so does the output unless
+        `query_states` is given.
 
     Returns:
-      [batch, q, H] in the compute dtype (q = seq by default). Scores and
-      softmax are float32.
+      [batch, q, H] in the compute dtype (q = seq by default; [tokens, H]
+      with `packing` and no `query_states`). Scores and softmax are float32.
     """
 
     def __init__(self, num_heads, dropout=0.1, initializer_range=0.02,
@@ -68,18 +72,29 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         return ops.transpose(x, (0, 2, 1, 3))  # [batch, N, seq, head]
 
     def call(self, hidden_states, attention_mask, training=None,
-             query_states=None):
-        if query_states is None:
+             query_states=None, packing=None):
+        if packing is None:
+            batch, seq = ops.shape(hidden_states)[:2]
+            unpack = pack = lambda x: x
+        else:
+            batch, seq = packing.batch, packing.seq
+            unpack, pack = packing.unpack, packing.pack
+        own_queries = query_states is None
+        if own_queries:
             query_states = hidden_states
-        batch, seq = ops.shape(hidden_states)[0], ops.shape(hidden_states)[1]
-        queries = ops.shape(query_states)[1]
         scale = 1.0 / math.sqrt(self.head_size)
         # Inference: the same values in the form TensorFlow fuses.
         dense = (lambda layer, x: layer(x)) if training else fused_dense
-        query = self._split_heads(dense(self.query, query_states) * scale,
-                                  batch, queries)
-        key = self._split_heads(dense(self.key, hidden_states), batch, seq)
-        value = self._split_heads(dense(self.value, hidden_states), batch, seq)
+        query = dense(self.query, query_states) * scale
+        if own_queries:
+            query, queries = unpack(query), seq
+        else:
+            queries = ops.shape(query_states)[1]
+        query = self._split_heads(query, batch, queries)
+        key = self._split_heads(unpack(dense(self.key, hidden_states)),
+                                batch, seq)
+        value = self._split_heads(unpack(dense(self.value, hidden_states)),
+                                  batch, seq)
         scores = ops.cast(ops.matmul(query, ops.transpose(key, (0, 1, 3, 2))),
                           "float32")  # [batch, N, seq_q, seq_k]
         scores = scores + padding_bias(attention_mask)[:, None, None, :]
@@ -88,6 +103,8 @@ class MultiHeadSelfAttention(keras.layers.Layer):
                              training=training)
         context = ops.transpose(ops.matmul(probs, value), (0, 2, 1, 3))
         context = ops.reshape(context, (batch, queries, self.hidden_size))
+        if own_queries:
+            context = pack(context)
         return dense(self.output_dense, context)
 
     def compute_output_shape(self, input_shape, *args):

@@ -32,10 +32,14 @@ class TransformerBlock(keras.layers.Layer):
       first_token_only: compute the output of position 0 only (its
         attention still reads every position), e.g. for the last block under
         a sequence classifier, which reads nothing else.
+      packing: optional `TokenPacking` of `attention_mask` (inference
+        only): `hidden_states` are its packed rows [tokens, H] and so is
+        the output (see `TokenPacking`).
 
     Returns:
-      [batch, seq, H] float32 ([batch, 1, H] with `first_token_only`);
-      LayerNorm runs in float32 under every policy.
+      [batch, seq, H] float32 ([batch, 1, H] with `first_token_only`,
+      [tokens, H] with `packing` without it); LayerNorm runs in float32
+      under every policy.
     """
 
     def __init__(self, num_heads, intermediate_size, hidden_act="gelu",
@@ -85,10 +89,14 @@ class TransformerBlock(keras.layers.Layer):
         self.built = True
 
     def call(self, hidden_states, attention_mask, training=None,
-             first_token_only=False):
-        queries = hidden_states[:, :1] if first_token_only else None
+             first_token_only=False, packing=None):
+        queries = None
+        if first_token_only:
+            queries = (hidden_states[:, :1] if packing is None
+                       else packing.first_tokens(hidden_states))
         attended = self.attention(hidden_states, attention_mask,
-                                  training=training, query_states=queries)
+                                  training=training, query_states=queries,
+                                  packing=packing)
         attended = self.attention_output_dropout_layer(attended,
                                                        training=training)
         if first_token_only:

@@ -45,10 +45,10 @@ class BertClassifier(EncoderTaskModel, keras.Model):
         logits = self.head(features)
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
 
-    def first_token_logits(self, inputs):
-        """`self(inputs, training=False)`, computed with
-        `BertEncoder.first_token_output` (the last block for the first token
-        only): the form exports use."""
+    def inference_logits(self, inputs):
+        """`self(inputs, training=False)` as exports compute it: with
+        `BertEncoder.first_token_output` (real tokens only, the last block
+        for the first token only). float32 [batch, num_classes]."""
         first_token = self.encoder.first_token_output(inputs)
         pooler = (self.encoder.pooler
                   if self.encoder.classification_activation is None

@@ -4,7 +4,8 @@ import keras
 import numpy as np
 
 from tfbert.config import BertConfig
-from tfbert.layers import BertEmbeddings, Pooler, TransformerBlock
+from tfbert.layers import (BertEmbeddings, Pooler, TokenPacking,
+                           TransformerBlock)
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 
@@ -146,20 +147,38 @@ class BertEncoder(keras.Model):
 
     def first_token_output(self, inputs):
         """`sequence_output[:, :1]` (float32 [batch, 1, H]) at inference,
-        with the last block computed for the first position only: a sequence
-        classifier reads nothing else of the last layer, so a 6-layer model
-        does about a seventh less work. Same values as `self(inputs)`."""
+        computed as exports do: the blocks' position-wise layers run on real
+        tokens only (`TokenPacking`), and the last block for the first
+        position only (a sequence classifier reads nothing else of the last
+        layer, so a 6-layer model does about a seventh less work). The
+        values of `self(inputs)` up to float rounding. For TensorFlow
+        graphs and eager code (the packing's size depends on the mask)."""
         check_inputs(inputs, type(self).__name__)
+        packing = TokenPacking(inputs["input_mask"])
         return self._block_outputs(inputs, last_block_first_token_only=True,
-                                   training=False)[-1]
+                                   packing=packing, training=False)[-1]
+
+    def inference_sequence_output(self, inputs):
+        """`sequence_output` (float32 [batch, seq, H]) at inference, computed
+        as exports do: the blocks' position-wise layers run on real tokens
+        only (`TokenPacking`). Real positions and position 0 hold the values
+        of `self(inputs)` up to float rounding; padding positions hold
+        zeros. For TensorFlow graphs and eager code."""
+        check_inputs(inputs, type(self).__name__)
+        packing = TokenPacking(inputs["input_mask"])
+        return packing.unpack(self._block_outputs(
+            inputs, packing=packing, training=False)[-1])
 
     def _block_outputs(self, inputs, last_block_first_token_only=False,
-                       **call_kwargs):
-        """Each block's output for the input dict: the functional graph
-        (symbolic inputs, no `call_kwargs`) and `first_token_output` share
-        this wiring."""
+                       packing=None, **call_kwargs):
+        """Each block's output for the input dict ([tokens, H] rows of
+        `packing` when given): the functional graph (symbolic inputs, no
+        `call_kwargs`) and `first_token_output` share this wiring."""
         hidden = self.embeddings(inputs["input_word_ids"],
                                  inputs["input_type_ids"], **call_kwargs)
+        if packing is not None:
+            hidden = packing.pack(hidden)
+            call_kwargs = dict(call_kwargs, packing=packing)
         if self.embedding_projection is not None:
             hidden = self.embedding_projection(hidden)
         outputs = []

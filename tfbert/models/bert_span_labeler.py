@@ -34,6 +34,14 @@ class BertSpanLabeler(EncoderTaskModel, keras.Model):
                          outputs={"start_logits": start, "end_logits": end},
                          **kwargs)
 
+    def inference_logits(self, inputs):
+        """`self(inputs, training=False)` as exports compute it: with
+        `BertEncoder.inference_sequence_output` (real tokens only). A dict
+        of float32 [batch, seq] `start_logits` and `end_logits`."""
+        start, end = self.head(self.encoder.inference_sequence_output(inputs),
+                               inputs["input_mask"], training=False)
+        return {"start_logits": start, "end_logits": end}
+
     @classmethod
     def from_pretrained(cls, name_or_path, **config_overrides):
         """A span labeler on the encoder of any family's checkpoint (see

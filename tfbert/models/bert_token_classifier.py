@@ -94,6 +94,15 @@ class BertTokenClassifier(EncoderTaskModel, keras.Model):
                                                        lengths))
         return loss + tf.add_n(self.losses) if self.losses else loss
 
+    def inference_logits(self, inputs):
+        """`self(inputs, training=False)` as exports compute it: with
+        `BertEncoder.inference_sequence_output` (real tokens only, so
+        padding positions get the head's logits of a zero vector). float32
+        [batch, seq, num_labels]."""
+        logits = self.head(self.encoder.inference_sequence_output(inputs),
+                           training=False)
+        return logits if self.crf is None else self.crf(logits)
+
     def decode(self, logits, word_mask):
         """Tag ids at the word positions.
 
