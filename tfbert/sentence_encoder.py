@@ -94,7 +94,7 @@ class SentenceEncoder:
         self.pooling = pooling
         self.normalize = bool(normalize)
         spec = tf.TensorSpec([None, None], tf.int32)
-        self._embed = tf.function(self._embed_packed, input_signature=[
+        self._embed = tf.function(self._embed_features, input_signature=[
             {"input_word_ids": spec, "input_mask": spec,
              "input_type_ids": spec}])
 
@@ -128,8 +128,10 @@ class SentenceEncoder:
         return cls(encoder, preprocessor, pooling=pooling or "mean",
                    normalize=bool(normalize))
 
-    def _embed_packed(self, inputs):
-        sequence = self.encoder(inputs)["sequence_output"]
+    def _embed_features(self, inputs):
+        # Batches are padded to their longest sentence; the encoder skips
+        # the padding (`TokenPacking`).
+        sequence = self.encoder.inference_sequence_output(inputs)
         if self.pooling == "cls":
             pooled = sequence[:, 0]
         else:
