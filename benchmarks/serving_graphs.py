@@ -2,7 +2,7 @@
 
     PYTHONPATH=. python -m benchmarks.serving_graphs \
       --exports=runs/serving_base/export/1,runs/serving_erf/export/1 \
-      [--rounds=5] [--profile]
+      [--rounds=5] [--profile] [--tokenizer=runs/serving/hf]
 
 Each export's `serving_default` is loaded into its own TF1 `Session` (as TF
 Serving's loader does), all in this one process, and timed interleaved:
@@ -11,6 +11,11 @@ SST-2 dev sentences and the sentences/s of `--batches` batches of 32. The
 spread between rounds on a 2-core VM is often 10-20 %, so compare exports
 only within one run and over several rounds; `benchmarks/serving.py` is
 the end-to-end benchmark (fresh processes, HF and ONNX Runtime).
+
+With `--tokenizer` (an HF tokenizer directory with the exports' vocabulary)
+the exports' `serve_token_ids` is timed instead, fed that tokenizer's ids
+padded to the signature's `max_seq_length`, as TF Serving clients send them
+(tokenized before the timed calls).
 
 The first export is the reference: the others' probabilities must be within
 `--max_prob_diff` of its on the timed batches (else the run stops).
@@ -41,6 +46,10 @@ flags.DEFINE_integer("batches", 8, "Batches of 32 for the throughput.")
 flags.DEFINE_float("max_prob_diff", 1e-4,
                    "Largest allowed probability difference from the first "
                    "export.")
+flags.DEFINE_string("tokenizer", None,
+                    "HF tokenizer directory: time serve_token_ids with its "
+                    "ids, padded to max_seq_length, instead of "
+                    "serving_default.")
 flags.DEFINE_bool("profile", False, "Also print op time by op type.")
 flags.DEFINE_integer("profile_calls", 8, "Traced calls per batch size.")
 flags.mark_flag_as_required("exports")
@@ -49,43 +58,64 @@ BATCH = 32
 
 
 class SessionExport:
-    """One export's `serving_default`, run as TF Serving runs it."""
+    """One export's classifier signature, run as TF Serving runs it:
+    `serving_default` (one text input), or `serve_token_ids` when a
+    `tokenizer` (a `transformers` tokenizer) is given to make its inputs."""
 
-    def __init__(self, path):
+    def __init__(self, path, tokenizer=None):
         import tensorflow as tf
         import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
 
         self._tf = tf
+        self._tokenizer = tokenizer
         graph = tf.Graph()
         self.session = tf.compat.v1.Session(graph=graph)
         with graph.as_default():
             meta_graph = tf.compat.v1.saved_model.loader.load(
                 self.session, ["serve"], path)
-        signature = meta_graph.signature_def["serving_default"]
-        if (len(signature.inputs) != 1
+        name = "serving_default" if tokenizer is None else "serve_token_ids"
+        signature = meta_graph.signature_def[name]
+        if ((tokenizer is None and len(signature.inputs) != 1)
                 or "probabilities" not in signature.outputs):
-            raise SystemExit(f"{path}: serving_default takes "
+            raise SystemExit(f"{path}: {name} takes "
                              f"{sorted(signature.inputs)} and returns "
                              f"{sorted(signature.outputs)}; this benchmark "
                              "needs a single-sentence classifier export "
                              "(one text input, 'probabilities' out)")
-        (self._input,) = [info.name for info in signature.inputs.values()]
+        self._inputs = {name: info.name
+                        for name, info in signature.inputs.items()}
         self._outputs = {name: info.name
                          for name, info in signature.outputs.items()}
+        if tokenizer is not None:
+            shape = signature.inputs["input_word_ids"].tensor_shape
+            self.seq_length = shape.dim[1].size
 
-    def __call__(self, sentences, options=None, run_metadata=None):
-        return self.session.run(self._outputs, {self._input: sentences},
-                                options=options, run_metadata=run_metadata)
+    def request(self, sentences):
+        """The signature's inputs for a batch of sentences."""
+        if self._tokenizer is None:
+            return {name: sentences for name in self._inputs}
+        ids = self._tokenizer(sentences, padding="max_length",
+                              max_length=self.seq_length, truncation=True,
+                              return_tensors="np")
+        return {"input_word_ids": ids["input_ids"].astype(np.int32),
+                "input_mask": ids["attention_mask"].astype(np.int32),
+                "input_type_ids": ids["token_type_ids"].astype(np.int32)}
 
-    def op_times(self, batches):
+    def __call__(self, request, options=None, run_metadata=None):
+        return self.session.run(
+            self._outputs,
+            {self._inputs[name]: value for name, value in request.items()},
+            options=options, run_metadata=run_metadata)
+
+    def op_times(self, requests):
         """Op type -> (summed microseconds, op count) per call."""
         tf = self._tf
         options = tf.compat.v1.RunOptions(
             trace_level=tf.compat.v1.RunOptions.FULL_TRACE)
         micros, counts = collections.Counter(), collections.Counter()
-        for sentences in batches:
+        for request in requests:
             metadata = tf.compat.v1.RunMetadata()
-            self(sentences, options, metadata)
+            self(request, options, metadata)
             for device in metadata.step_stats.dev_stats:
                 for node in device.node_stats:
                     label = node.timeline_label
@@ -93,7 +123,7 @@ class SessionExport:
                           if "=" in label else node.node_name)
                     micros[op] += node.op_end_rel_micros - node.op_start_rel_micros
                     counts[op] += 1
-        return {op: (micros[op] / len(batches), counts[op] / len(batches))
+        return {op: (micros[op] / len(requests), counts[op] / len(requests))
                 for op in micros}
 
 
@@ -113,13 +143,23 @@ def main(argv):
     singles = sentences[:FLAGS.latency_sentences]
     batches = [sentences[i * BATCH:(i + 1) * BATCH]
                for i in range(FLAGS.batches)]
-    exports = {path: SessionExport(path) for path in FLAGS.exports}
-    print(f"oneDNN: {'on' if onednn_enabled() else 'off'}")
+    tokenizer = None
+    if FLAGS.tokenizer:
+        import transformers
+
+        tokenizer = transformers.AutoTokenizer.from_pretrained(FLAGS.tokenizer)
+    exports = {path: SessionExport(path, tokenizer) for path in FLAGS.exports}
+    print(f"oneDNN: {'on' if onednn_enabled() else 'off'}; signature "
+          f"{'serving_default' if tokenizer is None else 'serve_token_ids'}")
+    single_requests = {path: [export.request([s]) for s in singles]
+                       for path, export in exports.items()}
+    batch_requests = {path: [export.request(b) for b in batches]
+                      for path, export in exports.items()}
 
     reference = None
     for path, export in exports.items():
         probabilities = np.concatenate(
-            [export(b)["probabilities"] for b in batches])
+            [export(r)["probabilities"] for r in batch_requests[path]])
         if reference is None:
             reference = probabilities
             continue
@@ -128,18 +168,24 @@ def main(argv):
         if diff > FLAGS.max_prob_diff:
             raise SystemExit(f"{path} computes other probabilities than "
                              f"{FLAGS.exports[0]} ({diff:.1e})")
-    for export in exports.values():
-        batch1_latencies_ms(export, singles[:5])  # warm-up
+
+    def latencies(path, count=None):
+        export = exports[path]
+        return batch1_latencies_ms(lambda one: export(one[0]),
+                                   single_requests[path][:count])
+
+    for path in exports:
+        latencies(path, 5)  # warm-up
 
     results = {path: {"p50_ms": [], "sentences_per_s": []} for path in exports}
     for _ in range(FLAGS.rounds):
         for path, export in exports.items():
-            latencies = batch1_latencies_ms(export, singles)
+            p50 = float(np.median(latencies(path)))
             start = time.perf_counter()
-            for batch in batches:
-                export(batch)
+            for request in batch_requests[path]:
+                export(request)
             seconds = time.perf_counter() - start
-            results[path]["p50_ms"].append(float(np.median(latencies)))
+            results[path]["p50_ms"].append(p50)
             results[path]["sentences_per_s"].append(
                 BATCH * len(batches) / seconds)
     for path, result in results.items():
@@ -150,12 +196,12 @@ def main(argv):
               f"(median {np.median(result['sentences_per_s']):.1f})")
 
     if FLAGS.profile:
-        for label, calls in (("batch 1", [[s] for s in singles]),
-                             ("batch 32", batches)):
+        for label, requests in (("batch 1", single_requests),
+                                ("batch 32", batch_requests)):
             print(f"op time by type, {label}:")
             for path, export in exports.items():
                 _print_profile(path, export.op_times(
-                    calls[:FLAGS.profile_calls]))
+                    requests[path][:FLAGS.profile_calls]))
     print(json.dumps(results))
 
 

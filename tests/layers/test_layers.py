@@ -8,7 +8,8 @@ import pytest
 from tfbert.layers import (
     BertEmbeddings, ClassificationHead, MaskedLMHead, MultiHeadSelfAttention,
     NextSentenceHead, Pooler, SpanLabelingHead, TokenClassificationHead,
-    TokenPacking, TransformerBlock, get_activation)
+    TokenPacking, TransformerBlock, get_activation, padded_to,
+    trailing_padding_removed)
 
 RNG = np.random.default_rng(0)
 
@@ -127,6 +128,25 @@ def test_token_packing_keeps_real_tokens_and_each_first_position():
                                   np.where(keep[..., None], x, 0.0))
     np.testing.assert_array_equal(np.asarray(packing.first_tokens(packed)),
                                   x[:, :1])
+
+
+@pytest.mark.parametrize("mask, length", [
+    (PACKING_MASK, 5),
+    (np.pad(PACKING_MASK, [[0, 0], [0, 3]]), 5),
+    (np.array([[1, 0, 0, 0], [1, 0, 1, 0]], np.int32), 3),
+    (np.zeros((2, 4), np.int32), 1)])  # hostile: the first column stays
+def test_trailing_padding_removed_keeps_every_real_column(mask, length):
+    ids = RNG.integers(1, 100, mask.shape).astype(np.int32)
+    cut = trailing_padding_removed({"input_word_ids": ids, "input_mask": mask})
+    np.testing.assert_array_equal(np.asarray(cut["input_mask"]),
+                                  mask[:, :length])
+    np.testing.assert_array_equal(np.asarray(cut["input_word_ids"]),
+                                  ids[:, :length])
+    x = RNG.normal(size=(mask.shape[0], length, 3)).astype(np.float32)
+    back = np.asarray(padded_to(x, mask.shape[1]))
+    assert back.shape == (mask.shape[0], mask.shape[1], 3)
+    np.testing.assert_array_equal(back[:, :length], x)
+    assert not back[:, length:].any()
 
 
 def test_transformer_block_on_packed_tokens_equals_the_padded_block():

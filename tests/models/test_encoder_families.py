@@ -123,16 +123,24 @@ def test_sequence_output_matches_hf(family, tmp_path):
         assert "pooled_output" not in outputs
 
 
+@pytest.mark.parametrize("padding_columns", [0, 5])
 @pytest.mark.parametrize("family", sorted(FAMILIES))
-def test_task_models_inference_logits_equal_the_full_forward(family,
-                                                              tmp_path):
-    """Exports compute logits with `inference_logits`: the encoder's
-    position-wise layers on real tokens only, and a classifier's last block
-    for [CLS] only. The same logits as the whole model (whose encoder
-    matches HF above) at every position the model's users read."""
+def test_task_models_inference_logits_equal_the_full_forward(
+        family, padding_columns, tmp_path):
+    """Exports compute logits with `inference_logits`: trailing padding
+    columns cut off, the encoder's position-wise layers on real tokens
+    only, and a classifier's last block for [CLS] only. The same logits as
+    the whole model (whose encoder matches HF above) at every position the
+    model's users read, also for inputs padded past the longest row (as
+    `serve_token_ids` clients send them)."""
     _, hf_config, _, with_segments = FAMILIES[family]
     _save(family, tmp_path)
-    inputs = _inputs(hf_config.pad_token_id or 0, with_segments)
+    pad_id = hf_config.pad_token_id or 0
+    inputs = _inputs(pad_id, with_segments)
+    inputs = {name: np.pad(value, [[0, 0], [0, padding_columns]],
+                           constant_values=pad_id if name == "input_word_ids"
+                           else 0)
+              for name, value in inputs.items()}
     real = inputs["input_mask"].astype(bool)
     rng = np.random.default_rng(2)
     for model, read in [

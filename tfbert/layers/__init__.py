@@ -12,5 +12,6 @@ from tfbert.layers.pooler import Pooler
 from tfbert.layers.replaced_token_head import ReplacedTokenHead
 from tfbert.layers.span_labeling_head import SpanLabelingHead
 from tfbert.layers.token_classification_head import TokenClassificationHead
-from tfbert.layers.token_packing import TokenPacking
+from tfbert.layers.token_packing import (TokenPacking, padded_to,
+                                         trailing_padding_removed)
 from tfbert.layers.transformer_block import TransformerBlock

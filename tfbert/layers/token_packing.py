@@ -1,6 +1,37 @@
-"""`TokenPacking`: position-wise layers on a padded batch's real tokens only."""
+"""Inference on a padded batch's real tokens only: `TokenPacking` and
+`trailing_padding_removed`."""
 
 from keras import ops
+
+
+def trailing_padding_removed(inputs):
+    """`inputs` without the columns after the batch's last real token.
+
+    `serve_token_ids` clients pad every request to the export's
+    `max_seq_length` (TF Serving's batching needs a fixed length), so a
+    batch of short sentences arrives as mostly padding columns. Nothing of
+    a real token depends on a padding column to its right (padding keys
+    get no attention), so the encoder can run on the cut batch and pad its
+    output back (`padded_to`).
+
+    Args:
+      inputs: dict of int [batch, seq] encoder inputs with "input_mask".
+
+    Returns:
+      The same dict with every tensor cut to [batch, length], `length` the
+      last position where any row's mask is nonzero, plus one (at least 1).
+    """
+    mask = inputs["input_mask"]
+    columns = ops.arange(ops.shape(mask)[1])[None, :]
+    length = ops.max(ops.where(mask != 0, columns, 0)) + 1
+    return {name: value[:, :length] for name, value in inputs.items()}
+
+
+def padded_to(x, seq):
+    """[batch, length, ...] -> [batch, seq, ...], zeros after `length`."""
+    tail = tuple(x.shape[2:])
+    widths = [[0, 0], [0, seq - ops.shape(x)[1]]] + [[0, 0]] * len(tail)
+    return ops.reshape(ops.pad(x, widths), (-1, seq, *tail))
 
 
 class TokenPacking:

@@ -5,7 +5,8 @@ import numpy as np
 
 from tfbert.config import BertConfig
 from tfbert.layers import (BertEmbeddings, Pooler, TokenPacking,
-                           TransformerBlock)
+                           TransformerBlock, padded_to,
+                           trailing_padding_removed)
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 
@@ -147,27 +148,33 @@ class BertEncoder(keras.Model):
 
     def first_token_output(self, inputs):
         """`sequence_output[:, :1]` (float32 [batch, 1, H]) at inference,
-        computed as exports do: the blocks' position-wise layers run on real
-        tokens only (`TokenPacking`), and the last block for the first
-        position only (a sequence classifier reads nothing else of the last
-        layer, so a 6-layer model does about a seventh less work). The
-        values of `self(inputs)` up to float rounding. For TensorFlow
-        graphs and eager code (the packing's size depends on the mask)."""
+        computed as exports do: padding columns after the batch's last real
+        token are cut off (`trailing_padding_removed`), the blocks'
+        position-wise layers run on real tokens only (`TokenPacking`), and
+        the last block for the first position only (a sequence classifier
+        reads nothing else of the last layer, so a 6-layer model does about
+        a seventh less work). The values of `self(inputs)` up to float
+        rounding. For TensorFlow graphs and eager code (the packing's size
+        depends on the mask)."""
         check_inputs(inputs, type(self).__name__)
+        inputs = trailing_padding_removed(inputs)
         packing = TokenPacking(inputs["input_mask"])
         return self._block_outputs(inputs, last_block_first_token_only=True,
                                    packing=packing, training=False)[-1]
 
     def inference_sequence_output(self, inputs):
         """`sequence_output` (float32 [batch, seq, H]) at inference, computed
-        as exports do: the blocks' position-wise layers run on real tokens
-        only (`TokenPacking`). Real positions and position 0 hold the values
-        of `self(inputs)` up to float rounding; padding positions hold
-        zeros. For TensorFlow graphs and eager code."""
+        as exports do: trailing padding columns cut off, the blocks'
+        position-wise layers on real tokens only (as `first_token_output`).
+        Real positions and position 0 hold the values of `self(inputs)` up
+        to float rounding; padding positions hold zeros. For TensorFlow
+        graphs and eager code."""
         check_inputs(inputs, type(self).__name__)
+        seq = keras.ops.shape(inputs["input_mask"])[1]
+        inputs = trailing_padding_removed(inputs)
         packing = TokenPacking(inputs["input_mask"])
-        return packing.unpack(self._block_outputs(
-            inputs, packing=packing, training=False)[-1])
+        return padded_to(packing.unpack(self._block_outputs(
+            inputs, packing=packing, training=False)[-1]), seq)
 
     def _block_outputs(self, inputs, last_block_first_token_only=False,
                        packing=None, **call_kwargs):
