@@ -132,7 +132,8 @@ def test_task_models_inference_logits_equal_the_full_forward(
     only, and a classifier's last block for [CLS] only. The same logits as
     the whole model (whose encoder matches HF above) at every position the
     model's users read, also for inputs padded past the longest row (as
-    `serve_token_ids` clients send them)."""
+    `serve_token_ids` clients send them). The same for the encoder's
+    `inference_outputs` (the TF Hub export's), zeros at padding."""
     _, hf_config, _, with_segments = FAMILIES[family]
     _save(family, tmp_path)
     pad_id = hf_config.pad_token_id or 0
@@ -159,6 +160,20 @@ def test_task_models_inference_logits_equal_the_full_forward(
             read(tf.nest.map_structure(
                 np.asarray, tf.function(model.inference_logits)(inputs))),
             expected, rtol=1e-5, atol=1e-5, err_msg=type(model).__name__)
+    encoder = Encoder.from_pretrained(tmp_path)
+    expected = tf.nest.map_structure(np.asarray, encoder(inputs))
+    got = tf.nest.map_structure(np.asarray,
+                                tf.function(encoder.inference_outputs)(inputs))
+    assert sorted(got) == sorted(expected)
+    if "pooled_output" in got:
+        np.testing.assert_allclose(got["pooled_output"],
+                                   expected["pooled_output"], atol=1e-5)
+    for ours, theirs in zip(
+            [got["sequence_output"], *got["encoder_outputs"]],
+            [expected["sequence_output"], *expected["encoder_outputs"]],
+            strict=True):
+        np.testing.assert_allclose(ours[real], theirs[real], atol=1e-5)
+        assert not ours[~real].any()
 
 
 @pytest.mark.parametrize("family",

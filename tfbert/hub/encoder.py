@@ -9,7 +9,9 @@ TF Model Garden's `export_tfhub`), so `hub.load` and
     `input_word_ids`, `input_mask`, `input_type_ids`; `outputs` is a dict
     with `pooled_output` float32 [batch, H], `sequence_output` float32
     [batch, seq, H], `encoder_outputs` (a list of num_layers float32
-    [batch, seq, H]) and `default` (= `pooled_output`);
+    [batch, seq, H]) and `default` (= `pooled_output`). With
+    `training=False` the encoder runs on the real tokens only
+    (`BertEncoder.inference_outputs`): padding positions hold zeros;
   * `obj.variables`, `obj.trainable_variables`, `obj.regularization_losses`
     are saved lists, which is what `hub.KerasLayer` fine-tunes;
   * `obj.vocab_file` (an asset) and `obj.do_lower_case` (a bool variable)
@@ -87,8 +89,11 @@ def _input_spec(*names):
 
 
 def _encoder_outputs(encoder, inputs, training):
-    outputs = encoder({name: inputs[name] for name in INPUT_NAMES},
-                      training=training)
+    inputs = {name: inputs[name] for name in INPUT_NAMES}
+    # Inference skips padding (`BertEncoder.inference_outputs`); training
+    # runs the Keras model, whose gradients fine-tuning needs.
+    outputs = (encoder(inputs, training=True) if training
+               else encoder.inference_outputs(inputs))
     # float32 whatever the encoder computes in (the pooler of a bfloat16
     # encoder answers in bfloat16).
     pooled = tf.cast(outputs["pooled_output"], tf.float32)

@@ -169,12 +169,32 @@ class BertEncoder(keras.Model):
         Real positions and position 0 hold the values of `self(inputs)` up
         to float rounding; padding positions hold zeros. For TensorFlow
         graphs and eager code."""
+        return self._inference_outputs(inputs, last_block_only=True)[-1]
+
+    def inference_outputs(self, inputs):
+        """`self(inputs, training=False)` computed as
+        `inference_sequence_output` (what the TF Hub export's
+        `training=False` function runs): a dict with
+        `sequence_output` float32 [batch, seq, H], `encoder_outputs` (one
+        per block, the same shape) and, with a pooler, `pooled_output`
+        float32 [batch, H]. Padding positions hold zeros."""
+        blocks = self._inference_outputs(inputs, last_block_only=False)
+        outputs = {"sequence_output": blocks[-1], "encoder_outputs": blocks}
+        if self.pooler is not None:
+            outputs["pooled_output"] = self.pooler(blocks[-1])
+        return outputs
+
+    def _inference_outputs(self, inputs, last_block_only):
+        """The blocks' outputs (all, or the last only), [batch, seq, H] each,
+        computed on the real tokens of `inputs` without trailing padding."""
         check_inputs(inputs, type(self).__name__)
         seq = keras.ops.shape(inputs["input_mask"])[1]
         inputs = trailing_padding_removed(inputs)
         packing = TokenPacking(inputs["input_mask"])
-        return padded_to(packing.unpack(self._block_outputs(
-            inputs, packing=packing, training=False)[-1]), seq)
+        blocks = self._block_outputs(inputs, packing=packing, training=False)
+        if last_block_only:
+            blocks = blocks[-1:]
+        return [padded_to(packing.unpack(block), seq) for block in blocks]
 
     def _block_outputs(self, inputs, last_block_first_token_only=False,
                        packing=None, **call_kwargs):
