@@ -73,11 +73,12 @@ class SessionExport:
         with graph.as_default():
             meta_graph = tf.compat.v1.saved_model.loader.load(
                 self.session, ["serve"], path)
-        name = "serving_default" if tokenizer is None else "serve_token_ids"
-        signature = meta_graph.signature_def[name]
+        self.signature = ("serving_default" if tokenizer is None
+                          else "serve_token_ids")
+        signature = meta_graph.signature_def[self.signature]
         if ((tokenizer is None and len(signature.inputs) != 1)
                 or "probabilities" not in signature.outputs):
-            raise SystemExit(f"{path}: {name} takes "
+            raise SystemExit(f"{path}: {self.signature} takes "
                              f"{sorted(signature.inputs)} and returns "
                              f"{sorted(signature.outputs)}; this benchmark "
                              "needs a single-sentence classifier export "
@@ -150,7 +151,7 @@ def main(argv):
         tokenizer = transformers.AutoTokenizer.from_pretrained(FLAGS.tokenizer)
     exports = {path: SessionExport(path, tokenizer) for path in FLAGS.exports}
     print(f"oneDNN: {'on' if onednn_enabled() else 'off'}; signature "
-          f"{'serving_default' if tokenizer is None else 'serve_token_ids'}")
+          f"{next(iter(exports.values())).signature}")
     single_requests = {path: [export.request([s]) for s in singles]
                        for path, export in exports.items()}
     batch_requests = {path: [export.request(b) for b in batches]

@@ -144,6 +144,21 @@ def test_rank_one_inputs_are_rejected(encoder):
         encoder(_inputs(input_mask=np.ones(5, np.int32)))
 
 
+@pytest.mark.parametrize("method", ["first_token_output",
+                                    "inference_sequence_output",
+                                    "inference_outputs"])
+def test_inference_paths_name_bad_inputs_before_reading_them(encoder, method):
+    call = getattr(encoder, method)
+    with pytest.raises(ValueError, match="expects a dict"):
+        call([1, 2])
+    inputs = _inputs()
+    del inputs["input_mask"]
+    with pytest.raises(ValueError, match="lack.*input_mask"):
+        call(inputs)
+    with pytest.raises(ValueError, match=r"'input_mask' must have rank 2"):
+        call(_inputs(input_mask=np.ones(5, np.int32)))
+
+
 def test_missing_input_is_named(encoder):
     inputs = _inputs()
     del inputs["input_type_ids"]

@@ -124,12 +124,13 @@ def sweep_code_points():
 
 
 def test_sweep_covers_every_utf8_byte_pair():
-    pairs = {chr(c).encode()[i:i + 2] for c in sweep_code_points()
-             for i in range(len(chr(c).encode()) - 1)}
-    every = {chr(c).encode()[i:i + 2] for c in range(1, 0x110000)
-             if not 0xD800 <= c < 0xE000
-             for i in range(len(chr(c).encode()) - 1)}
-    assert pairs == every
+    def byte_pairs(code_points):
+        return {encoded[i:i + 2] for encoded in map(str.encode,
+                                                   map(chr, code_points))
+                for i in range(len(encoded) - 1)}
+
+    assert byte_pairs(sweep_code_points()) == byte_pairs(
+        c for c in range(1, 0x110000) if not 0xD800 <= c < 0xE000)
 
 
 @pytest.mark.slow

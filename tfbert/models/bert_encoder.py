@@ -156,7 +156,7 @@ class BertEncoder(keras.Model):
         a seventh less work). The values of `self(inputs)` up to float
         rounding. For TensorFlow graphs and eager code (the packing's size
         depends on the mask)."""
-        inputs = self._trailing_padding_removed(inputs)
+        inputs, _ = self._inference_inputs(inputs)
         packing = TokenPacking(inputs["input_mask"])
         return self._block_outputs(inputs, last_block_first_token_only=True,
                                    packing=packing, training=False)[-1]
@@ -186,18 +186,20 @@ class BertEncoder(keras.Model):
     def _inference_outputs(self, inputs, last_block_only):
         """The blocks' outputs (all, or the last only), [batch, seq, H] each,
         computed on the real tokens of `inputs` without trailing padding."""
-        seq = keras.ops.shape(inputs["input_mask"])[1]
-        inputs = self._trailing_padding_removed(inputs)
+        inputs, seq = self._inference_inputs(inputs)
         packing = TokenPacking(inputs["input_mask"])
         blocks = self._block_outputs(inputs, packing=packing, training=False)
         if last_block_only:
             blocks = blocks[-1:]
         return [padded_to(packing.unpack(block), seq) for block in blocks]
 
-    def _trailing_padding_removed(self, inputs):
+    def _inference_inputs(self, inputs):
+        """Checked `inputs`: the three encoder inputs without trailing
+        padding columns, and the length they had."""
         check_inputs(inputs, type(self).__name__)
+        seq = keras.ops.shape(inputs["input_mask"])[1]
         return trailing_padding_removed(
-            {name: inputs[name] for name in INPUT_NAMES})
+            {name: inputs[name] for name in INPUT_NAMES}), seq
 
     def _block_outputs(self, inputs, last_block_first_token_only=False,
                        packing=None, **call_kwargs):
