@@ -36,6 +36,9 @@ only on CPUs with AVX512_VNNI, AVX512_BF16 or AMX; elsewhere (an AVX2-only
 CPU) its Eigen kernels run unless TF_ENABLE_ONEDNN_OPTS=1. `--onednn=on|off`
 sets that variable for the tfbert runtimes (TF Serving reads it too); the
 output names the CPU and the setting the runtimes ran with.
+`--onednn_frozen_weights=tfbert_bf16` runs the bfloat16 export with
+TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1, the setting docs/serving.md recommends
+for bfloat16 exports on AMX CPUs (it slows float32's batch-1 calls).
 
 Reported per runtime: sentences/s at batch `--batch_size` over the dev
 sentences, p50/p99 latency at batch 1 over the first `--latency_sentences`,
@@ -97,6 +100,12 @@ def define_flags():
                       "runtimes (TF_ENABLE_ONEDNN_OPTS): TensorFlow turns "
                       "them on by itself only on CPUs with AVX512_VNNI, "
                       "AVX512_BF16 or AMX.")
+    flags.DEFINE_list("onednn_frozen_weights", [],
+                      "tfbert runtimes run with "
+                      "TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1 (oneDNN reorders "
+                      "each weight matrix once and keeps it; inference "
+                      "only). On AMX CPUs it moves the bfloat16 Dense "
+                      "matmuls onto AMX.")
     flags.DEFINE_enum("worker", None, ("convert",) + RUNTIMES,
                       "Internal: run one stage in this process.")
     flags.DEFINE_float("started_at", None,
@@ -391,10 +400,11 @@ def _spawn(worker):
             f"--latency_sentences={FLAGS.latency_sentences}",
             f"--max_seq_length={FLAGS.max_seq_length}",
             f"--threads={FLAGS.threads}", f"--started_at={time.time()}"]
-    env = None  # this process's
+    env = dict(os.environ)
     if FLAGS.onednn != "default" and worker in EXPORT_PRECISIONS:
-        env = {**os.environ,
-               "TF_ENABLE_ONEDNN_OPTS": "1" if FLAGS.onednn == "on" else "0"}
+        env["TF_ENABLE_ONEDNN_OPTS"] = "1" if FLAGS.onednn == "on" else "0"
+    if worker in FLAGS.onednn_frozen_weights:
+        env["TF_ONEDNN_ASSUME_FROZEN_WEIGHTS"] = "1"
     returncode, stdout, stderr, private_mb = run_sampling_private_memory(
         args, period_s=0.05, env=env)
     if returncode:
@@ -456,6 +466,11 @@ def main(argv):
         return
     if "hf" not in FLAGS.runtimes:
         raise app.UsageError("--runtimes needs hf: the ratios are against it")
+    unknown = set(FLAGS.onednn_frozen_weights) - set(EXPORT_PRECISIONS)
+    if unknown:
+        raise app.UsageError(f"--onednn_frozen_weights: {sorted(unknown)} "
+                             f"are not tfbert runtimes "
+                             f"({', '.join(EXPORT_PRECISIONS)})")
     os.makedirs(FLAGS.workdir, exist_ok=True)
     _export(paths)
     if not os.path.exists(paths["onnx"]):
@@ -477,7 +492,8 @@ def main(argv):
     onednn = {r["onednn"] for runs in rounds.values() for r in runs} - {None}
     print(f"cpu: {_cpu_description()}; TensorFlow oneDNN: "
           + "/".join("on" if on else "off" for on in sorted(onednn))
-          + f" (--onednn={FLAGS.onednn})")
+          + f" (--onednn={FLAGS.onednn}); TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1"
+          f" for: {', '.join(FLAGS.onednn_frozen_weights) or 'none'}")
     print("load averages (1 min) before and after each runtime: "
           f"{[round(load[0], 2) for load in loads]}")
     if FLAGS.rounds > 1:

@@ -128,6 +128,12 @@ def test_token_packing_keeps_real_tokens_and_each_first_position():
                                   np.where(keep[..., None], x, 0.0))
     np.testing.assert_array_equal(np.asarray(packing.first_tokens(packed)),
                                   x[:, :1])
+    # spread: each dropped position holds the last kept position before it.
+    last_kept = np.maximum.accumulate(
+        np.where(keep, np.arange(keep.shape[1]), 0), axis=1)
+    np.testing.assert_array_equal(
+        np.asarray(packing.spread(packed)),
+        np.take_along_axis(x, last_kept[..., None], axis=1))
 
 
 @pytest.mark.parametrize("mask, length", [

@@ -75,10 +75,10 @@ class MultiHeadSelfAttention(keras.layers.Layer):
              query_states=None, packing=None):
         if packing is None:
             batch, seq = ops.shape(hidden_states)[:2]
-            unpack = pack = lambda x: x
+            spread = pack = lambda x: x
         else:
             batch, seq = packing.batch, packing.seq
-            unpack, pack = packing.unpack, packing.pack
+            spread, pack = packing.spread, packing.pack
         own_queries = query_states is None
         if own_queries:
             query_states = hidden_states
@@ -87,13 +87,13 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         dense = (lambda layer, x: layer(x)) if training else fused_dense
         query = dense(self.query, query_states) * scale
         if own_queries:
-            query, queries = unpack(query), seq
+            query, queries = spread(query), seq
         else:
             queries = ops.shape(query_states)[1]
         query = self._split_heads(query, batch, queries)
-        key = self._split_heads(unpack(dense(self.key, hidden_states)),
+        key = self._split_heads(spread(dense(self.key, hidden_states)),
                                 batch, seq)
-        value = self._split_heads(unpack(dense(self.value, hidden_states)),
+        value = self._split_heads(spread(dense(self.value, hidden_states)),
                                   batch, seq)
         scores = ops.cast(ops.matmul(query, ops.transpose(key, (0, 1, 3, 2))),
                           "float32")  # [batch, N, seq_q, seq_k]

@@ -36,7 +36,7 @@ def padded_to(x, seq):
 
 class TokenPacking:
     """Where the real tokens of a padded batch are, to gather
-    [batch, seq, ...] tensors into [tokens, ...] and scatter them back.
+    [batch, seq, ...] tensors into [tokens, ...] and back.
 
     A transformer block's position-wise work (the dense projections, the
     activation, LayerNorm, residual adds) costs the same for every row, so
@@ -44,7 +44,7 @@ class TokenPacking:
     padding in proportion: at batch 32, SST-2's dev sentences are 48 %
     padding. On packed rows that work is done for real tokens only;
     attention, which needs the [batch, seq] layout for its masked softmax,
-    scatters its keys, values and queries back (see
+    spreads its keys, values and queries back to it (`spread`, see
     `MultiHeadSelfAttention`).
 
     Position 0 of every row is kept even where the mask is 0, so each row
@@ -61,8 +61,13 @@ class TokenPacking:
         self.batch, self.seq = shape[0], shape[1]
         keep = ops.logical_or(ops.cast(mask, "bool"),
                               ops.arange(self.seq)[None, :] == 0)
+        self._keep = ops.reshape(keep, (-1,))
         # int32 [tokens]: row-major positions in the flattened batch.
-        self.positions = ops.nonzero(ops.reshape(keep, (-1,)))[0]
+        self.positions = ops.nonzero(self._keep)[0]
+        # int32 [batch * seq]: each position's row in the packing or, where
+        # dropped, the row of the last kept position before it (position 0
+        # is always kept, so that one lies in the same batch row).
+        self._rows = ops.cumsum(ops.cast(self._keep, "int32")) - 1
         counts = ops.sum(ops.cast(keep, "int32"), axis=1)
         # int32 [batch]: where each row's position 0 lies in the packing.
         self.first_positions = ops.cumsum(counts) - counts
@@ -74,10 +79,26 @@ class TokenPacking:
 
     def unpack(self, x):
         """[tokens, ...] -> [batch, seq, ...], zeros at dropped positions."""
-        tail = tuple(x.shape[1:])
-        rows = ops.scatter(self.positions[:, None], x,
-                           (self.batch * self.seq, *tail))
-        return ops.reshape(rows, (self.batch, self.seq, *tail))
+        # Dropped positions read an appended zero row.
+        padded = ops.pad(x, [[0, 1]] + [[0, 0]] * (len(x.shape) - 1))
+        rows = ops.where(self._keep, self._rows, ops.shape(x)[0])
+        return self._batched(ops.take(padded, rows, axis=0))
+
+    def spread(self, x):
+        """[tokens, ...] -> [batch, seq, ...] for attention: kept positions
+        hold their rows, dropped positions a copy of the last kept row
+        before them. Dropped positions are masked, so their keys get
+        exactly zero attention weight (float32 softmax with a -1e9 bias)
+        wherever a row has a real token, and their queries' outputs are
+        packed away: what they hold is never used. One gather, without
+        `unpack`'s copy of `x` with a zero row appended; against scattering
+        into zeros (TensorFlow's CPU ScatterNd) the exports answer 1.09x
+        (bfloat16) and 1.03x (float32) the sentences per second at batch
+        32 (MiniLM, AMX Xeon)."""
+        return self._batched(ops.take(x, self._rows, axis=0))
+
+    def _batched(self, rows):
+        return ops.reshape(rows, (self.batch, self.seq, *rows.shape[1:]))
 
     def first_tokens(self, x):
         """[tokens, ...] -> [batch, 1, ...]: each row's position 0."""
