@@ -68,9 +68,9 @@ class TokenPacking:
         # dropped, the row of the last kept position before it (position 0
         # is always kept, so that one lies in the same batch row).
         self._rows = ops.cumsum(ops.cast(self._keep, "int32")) - 1
-        counts = ops.sum(ops.cast(keep, "int32"), axis=1)
         # int32 [batch]: where each row's position 0 lies in the packing.
-        self.first_positions = ops.cumsum(counts) - counts
+        self.first_positions = ops.take(
+            self._rows, ops.arange(self.batch) * self.seq)
 
     def pack(self, x):
         """[batch, seq, ...] -> [tokens, ...], the kept positions in order."""
