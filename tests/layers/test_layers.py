@@ -128,12 +128,26 @@ def test_token_packing_keeps_real_tokens_and_each_first_position():
                                   np.where(keep[..., None], x, 0.0))
     np.testing.assert_array_equal(np.asarray(packing.first_tokens(packed)),
                                   x[:, :1])
-    # spread: each dropped position holds the last kept position before it.
+
+
+def test_token_packing_spreads_heads_out_and_packs_them_back():
+    keep = PACKING_MASK.astype(bool)
+    keep[:, 0] = True
+    heads, head = 2, 3
+    x = RNG.normal(size=(4, 5, heads * head)).astype(np.float32)
+    packing = TokenPacking(PACKING_MASK)
+    packed = x[keep]
+    # Each dropped position holds the last kept position before it.
     last_kept = np.maximum.accumulate(
         np.where(keep, np.arange(keep.shape[1]), 0), axis=1)
+    spread = np.take_along_axis(x, last_kept[..., None], axis=1)
+    by_head = spread.reshape(4, 5, heads, head).transpose(0, 2, 1, 3)
     np.testing.assert_array_equal(
-        np.asarray(packing.spread(packed)),
-        np.take_along_axis(x, last_kept[..., None], axis=1))
+        np.asarray(packing.spread_heads(packed, heads)), by_head)
+    context = RNG.normal(size=(4, heads, 5, head)).astype(np.float32)
+    np.testing.assert_array_equal(
+        np.asarray(packing.pack_heads(context)),
+        context.transpose(0, 2, 1, 3).reshape(4, 5, -1)[keep])
 
 
 @pytest.mark.parametrize("mask, length", [

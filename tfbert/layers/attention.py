@@ -69,16 +69,27 @@ class MultiHeadSelfAttention(keras.layers.Layer):
 
     def _split_heads(self, x, batch, seq):
         x = ops.reshape(x, (batch, seq, self.num_heads, self.head_size))
+        if x.shape[1] == 1:  # [CLS]-only queries: the same memory order
+            return ops.reshape(x, (batch, self.num_heads, 1, self.head_size))
         return ops.transpose(x, (0, 2, 1, 3))  # [batch, N, seq, head]
+
+    def _merge_heads(self, x, batch, seq):
+        if x.shape[2] != 1:
+            x = ops.transpose(x, (0, 2, 1, 3))  # [batch, seq, N, head]
+        return ops.reshape(x, (batch, seq, self.hidden_size))
 
     def call(self, hidden_states, attention_mask, training=None,
              query_states=None, packing=None):
         if packing is None:
             batch, seq = ops.shape(hidden_states)[:2]
-            spread = pack = lambda x: x
+
+            def split_heads(x):
+                return self._split_heads(x, batch, seq)
         else:
             batch, seq = packing.batch, packing.seq
-            spread, pack = packing.spread, packing.pack
+
+            def split_heads(x):
+                return packing.spread_heads(x, self.num_heads)
         own_queries = query_states is None
         if own_queries:
             query_states = hidden_states
@@ -87,24 +98,23 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         dense = (lambda layer, x: layer(x)) if training else fused_dense
         query = dense(self.query, query_states) * scale
         if own_queries:
-            query, queries = spread(query), seq
+            query, queries = split_heads(query), seq
         else:
             queries = ops.shape(query_states)[1]
-        query = self._split_heads(query, batch, queries)
-        key = self._split_heads(spread(dense(self.key, hidden_states)),
-                                batch, seq)
-        value = self._split_heads(spread(dense(self.value, hidden_states)),
-                                  batch, seq)
+            query = self._split_heads(query, batch, queries)
+        key = split_heads(dense(self.key, hidden_states))
+        value = split_heads(dense(self.value, hidden_states))
         scores = ops.cast(ops.matmul(query, ops.transpose(key, (0, 1, 3, 2))),
                           "float32")  # [batch, N, seq_q, seq_k]
         scores = scores + padding_bias(attention_mask)[:, None, None, :]
         probs = ops.softmax(scores, axis=-1)
         probs = self.dropout_layer(ops.cast(probs, self.compute_dtype),
                              training=training)
-        context = ops.transpose(ops.matmul(probs, value), (0, 2, 1, 3))
-        context = ops.reshape(context, (batch, queries, self.hidden_size))
-        if own_queries:
-            context = pack(context)
+        context = ops.matmul(probs, value)  # [batch, N, seq_q, head]
+        if own_queries and packing is not None:
+            context = packing.pack_heads(context)
+        else:
+            context = self._merge_heads(context, batch, queries)
         return dense(self.output_dense, context)
 
     def compute_output_shape(self, input_shape, *args):
