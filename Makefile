@@ -86,8 +86,6 @@ bench: $(STAMP)
 	  --rounds=3
 	$(BENCH).serving --workdir=runs/serving --max_sentences=256 --latency_sentences=50 \
 	  --rounds=2 --onednn=on
-	$(BENCH).serving --workdir=runs/serving --max_sentences=256 --latency_sentences=50 \
-	  --rounds=3 --onednn_frozen_weights=tfbert_bf16
 	$(BENCH).export_precision --workdir=runs/export_precision
 	@echo "GPU table: on a lent GPU machine with JAX, run"
 	@echo "  KERAS_BACKEND=jax python -m benchmarks.gpu_mixed_precision --steps=30 \\"

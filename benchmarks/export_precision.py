@@ -40,8 +40,11 @@ def define_flags():
     flags.DEFINE_string("workdir", "runs/export_precision",
                         "Model directories, exports and dev inputs.")
     flags.DEFINE_list("tasks", ["sst2", "mrpc"], "GLUE tasks.")
-    flags.DEFINE_list("precisions", ["float32", "bfloat16"],
-                      "--export_precision values; float32 is the reference.")
+    flags.DEFINE_list("precisions",
+                      ["float32", "bfloat16", "bfloat16+constant_kernels"],
+                      "--export_precision values, with +constant_kernels "
+                      "for --export_constant_kernels; float32 is the "
+                      "reference.")
     flags.DEFINE_integer("max_train_examples", 4000,
                          "Training rows (file order); 0 = all.")
     flags.DEFINE_float("num_train_epochs", 1.0, "Epochs.")
@@ -67,6 +70,15 @@ def _latest_version(directory):
         int(name) for name in os.listdir(directory) if name.isdigit())))
 
 
+def _export_flags(precision):
+    """The export flags of a `--precisions` value."""
+    precision, _, option = precision.partition("+")
+    if option not in ("", "constant_kernels"):
+        raise app.UsageError(f"--precisions: unknown option +{option}")
+    return [f"--export_precision={precision}"] + (
+        ["--export_constant_kernels"] if option else [])
+
+
 def _prepare(task, workdir):
     """Trains and exports `task`; returns {precision: version dir} and the
     dev-input JSON path."""
@@ -81,10 +93,11 @@ def _prepare(task, workdir):
         _glue_task(*common, "--do_train")
     exports = {}
     for precision in FLAGS.precisions:
-        export_dir = os.path.join(workdir, task, f"export_{precision}")
+        export_dir = os.path.join(workdir, task,
+                                  f"export_{precision.replace('+', '_')}")
         if not _has_version(export_dir):
             _glue_task(*common, f"--export_dir={export_dir}",
-                       f"--export_precision={precision}")
+                       *_export_flags(precision))
         exports[precision] = _latest_version(export_dir)
 
     from tfbert.data import glue as glue_data

@@ -8,7 +8,9 @@ Runtime, raw SST-2 sentences in, labels out.
    the first `--train_examples` SST-2 training rows for one epoch and writes
    the raw-text classifier SavedModel with the current export code; the
    same model directory is exported again with `--export_precision=bfloat16`
-   into `--workdir`/export_bfloat16 (runtime `tfbert_bf16`).
+   into `--workdir`/export_bfloat16 (runtime `tfbert_bf16`) and, adding
+   `--export_constant_kernels`, into `--workdir`/export_bfloat16_constant
+   (runtime `tfbert_bf16_ck`).
 2. Convert (its own process, imports tfbert): every weight of that export
    (encoder and classification head, read from the SavedModel's variables)
    goes into an HF `BertForSequenceClassification` directory with the
@@ -16,7 +18,8 @@ Runtime, raw SST-2 sentences in, labels out.
    (`torch.onnx.export`). All three runtimes therefore hold the same weights.
 3. Measure: each runtime in its own fresh process, one after the other, on the
    same dev sentences in file order:
-   - tfbert, tfbert_bf16: `tf.saved_model.load` + `serving_default`
+   - tfbert, tfbert_bf16, tfbert_bf16_ck: `tf.saved_model.load` +
+     `serving_default`
      (strings in) in a process that imports only tensorflow and
      tensorflow_text;
    - HF: fast tokenizer (padding to the batch's longest, truncation at
@@ -36,9 +39,6 @@ only on CPUs with AVX512_VNNI, AVX512_BF16 or AMX; elsewhere (an AVX2-only
 CPU) its Eigen kernels run unless TF_ENABLE_ONEDNN_OPTS=1. `--onednn=on|off`
 sets that variable for the tfbert runtimes (TF Serving reads it too); the
 output names the CPU and the setting the runtimes ran with.
-`--onednn_frozen_weights=tfbert_bf16` runs the bfloat16 export with
-TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1, the setting docs/serving.md recommends
-for bfloat16 exports on AMX CPUs (it slows float32's batch-1 calls).
 
 Reported per runtime: sentences/s at batch `--batch_size` over the dev
 sentences, p50/p99 latency at batch 1 over the first `--latency_sentences`,
@@ -67,9 +67,15 @@ GLUE_DATA = os.path.join(REPO_ROOT, "..", "shared", "data", "glue")
 PRESET = "minilm-l6-h384-uncased"
 # The task CLI that trains and exports the classifier.
 GLUE_TASK = "tfbert.tasks.glue"
-RUNTIMES = ("tfbert", "tfbert_bf16", "hf", "onnx")
-# tfbert runtime -> the --export_precision of the export it serves.
-EXPORT_PRECISIONS = {"tfbert": "float32", "tfbert_bf16": "bfloat16"}
+# tfbert runtime -> (the directory under --workdir of the export it serves,
+# the export's flags beyond the float32 default).
+EXPORTS = {
+    "tfbert": ("export", []),
+    "tfbert_bf16": ("export_bfloat16", ["--export_precision=bfloat16"]),
+    "tfbert_bf16_ck": ("export_bfloat16_constant",
+                       ["--export_precision=bfloat16",
+                        "--export_constant_kernels"])}
+RUNTIMES = (*EXPORTS, "hf", "onnx")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt",
                    "special_tokens_map.json")
 
@@ -100,12 +106,6 @@ def define_flags():
                       "runtimes (TF_ENABLE_ONEDNN_OPTS): TensorFlow turns "
                       "them on by itself only on CPUs with AVX512_VNNI, "
                       "AVX512_BF16 or AMX.")
-    flags.DEFINE_list("onednn_frozen_weights", [],
-                      "tfbert runtimes run with "
-                      "TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1 (oneDNN reorders "
-                      "each weight matrix once and keeps it; inference "
-                      "only). On AMX CPUs it moves the bfloat16 Dense "
-                      "matmuls onto AMX.")
     flags.DEFINE_enum("worker", None, ("convert",) + RUNTIMES,
                       "Internal: run one stage in this process.")
     flags.DEFINE_float("started_at", None,
@@ -115,8 +115,8 @@ def define_flags():
 
 def _paths():
     workdir = os.path.abspath(FLAGS.workdir)
-    return {"export_root": os.path.join(workdir, "export"),
-            "export_bfloat16": os.path.join(workdir, "export_bfloat16"),
+    return {**{runtime: os.path.join(workdir, directory)
+               for runtime, (directory, _) in EXPORTS.items()},
             "model_dir": os.path.join(workdir, "model"),
             "hf": os.path.join(workdir, "hf"),
             "onnx": os.path.join(workdir, "model.onnx")}
@@ -164,20 +164,19 @@ def _export(paths):
                f"--max_train_examples={FLAGS.train_examples}",
                "--num_train_epochs=1",
                f"--max_seq_length={FLAGS.max_seq_length}"]
-    if not _has_version(paths["export_root"]):
-        subprocess.run(command + [f"--export_dir={paths['export_root']}",
-                                  "--do_train"], check=True)
-    if not _has_version(paths["export_bfloat16"]):
-        # The same trained weights, exported again (no training).
-        subprocess.run(command + [f"--export_dir={paths['export_bfloat16']}",
-                                  "--export_precision=bfloat16"], check=True)
+    for runtime, (_, export_flags) in EXPORTS.items():
+        if not _has_version(paths[runtime]):
+            # The float32 export trains; the others export the same trained
+            # weights again.
+            subprocess.run(
+                command + [f"--export_dir={paths[runtime]}"] + export_flags
+                + (["--do_train"] if runtime == "tfbert" else []),
+                check=True)
 
 
 def _export_of(runtime, paths):
     """The version directory a tfbert runtime serves."""
-    root = {"float32": paths["export_root"],
-            "bfloat16": paths["export_bfloat16"]}[EXPORT_PRECISIONS[runtime]]
-    return _latest_version(root)
+    return _latest_version(paths[runtime])
 
 
 def _convert_worker(paths):
@@ -198,7 +197,7 @@ def _convert_worker(paths):
     # The SavedModel's variables are a checkpoint whose root is the serving
     # module; it lists the model's variables, in `model.variables` order.
     reader = tf.train.load_checkpoint(os.path.join(
-        _latest_version(paths["export_root"]), "variables", "variables"))
+        _latest_version(paths["tfbert"]), "variables", "variables"))
     for index, variable in enumerate(model.variables):
         variable.assign(reader.get_tensor(
             f"_variables/{index}/.ATTRIBUTES/VARIABLE_VALUE"))
@@ -238,7 +237,7 @@ def _export_label_names(paths):
     import tensorflow_text  # noqa: F401  registers the tokenizer ops
 
     serve = tf.saved_model.load(
-        _latest_version(paths["export_root"])).signatures["serving_default"]
+        _latest_version(paths["tfbert"])).signatures["serving_default"]
     outputs = serve(sentence=tf.constant(read_dev()[0]))
     names = dict(zip(outputs["probabilities"].numpy().argmax(-1).tolist(),
                      [label.decode() for label in outputs["label"].numpy()]))
@@ -359,7 +358,7 @@ def _runtime_worker(name, paths):
     """Cold start, then the throughput pass, then batch-1 latency; prints one
     JSON line."""
     sentences, _ = read_dev(FLAGS.max_sentences)
-    if name in EXPORT_PRECISIONS:
+    if name in EXPORTS:
         predict, files = _tfbert_runtime(paths, name)
     else:
         predict, files = {"hf": _hf_runtime,
@@ -383,7 +382,7 @@ def _runtime_worker(name, paths):
         "p99_ms": float(np.percentile(latencies, 99)),
         "peak_rss_mb": peak_rss_mb(), "size_mb": _size_mb(files),
         "imports_tfbert": "tfbert" in sys.modules,
-        "onednn": onednn_enabled() if name in EXPORT_PRECISIONS else None,
+        "onednn": onednn_enabled() if name in EXPORTS else None,
         "class_ids": np.concatenate(probabilities).argmax(-1).tolist(),
         "probabilities": np.concatenate(probabilities).tolist()}))
 
@@ -401,10 +400,8 @@ def _spawn(worker):
             f"--max_seq_length={FLAGS.max_seq_length}",
             f"--threads={FLAGS.threads}", f"--started_at={time.time()}"]
     env = dict(os.environ)
-    if FLAGS.onednn != "default" and worker in EXPORT_PRECISIONS:
+    if FLAGS.onednn != "default" and worker in EXPORTS:
         env["TF_ENABLE_ONEDNN_OPTS"] = "1" if FLAGS.onednn == "on" else "0"
-    if worker in FLAGS.onednn_frozen_weights:
-        env["TF_ONEDNN_ASSUME_FROZEN_WEIGHTS"] = "1"
     returncode, stdout, stderr, private_mb = run_sampling_private_memory(
         args, period_s=0.05, env=env)
     if returncode:
@@ -466,11 +463,6 @@ def main(argv):
         return
     if "hf" not in FLAGS.runtimes:
         raise app.UsageError("--runtimes needs hf: the ratios are against it")
-    unknown = set(FLAGS.onednn_frozen_weights) - set(EXPORT_PRECISIONS)
-    if unknown:
-        raise app.UsageError(f"--onednn_frozen_weights: {sorted(unknown)} "
-                             f"are not tfbert runtimes "
-                             f"({', '.join(EXPORT_PRECISIONS)})")
     os.makedirs(FLAGS.workdir, exist_ok=True)
     _export(paths)
     if not os.path.exists(paths["onnx"]):
@@ -492,8 +484,7 @@ def main(argv):
     onednn = {r["onednn"] for runs in rounds.values() for r in runs} - {None}
     print(f"cpu: {_cpu_description()}; TensorFlow oneDNN: "
           + "/".join("on" if on else "off" for on in sorted(onednn))
-          + f" (--onednn={FLAGS.onednn}); TF_ONEDNN_ASSUME_FROZEN_WEIGHTS=1"
-          f" for: {', '.join(FLAGS.onednn_frozen_weights) or 'none'}")
+          + f" (--onednn={FLAGS.onednn})")
     print("load averages (1 min) before and after each runtime: "
           f"{[round(load[0], 2) for load in loads]}")
     if FLAGS.rounds > 1:
@@ -502,7 +493,7 @@ def main(argv):
                     for r in runs] for name, runs in rounds.items()}))
     print(_table(results, np.array(gold)))
     for name in results:
-        if name in EXPORT_PRECISIONS:
+        if name in EXPORTS:
             print(f"{name}: batch {FLAGS.batch_size} " + ", ".join(
                 f"{results[name]['sentences_per_s'] / results[other]['sentences_per_s']:.2f}x {other}"
                 for other in results if other != name)

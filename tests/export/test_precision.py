@@ -4,13 +4,17 @@ op check."""
 
 import collections
 import json
+import os
 
 import numpy as np
 import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
 
+from tensorflow.core.protobuf import saved_model_pb2
+
 from tests.export.conftest import serving_module
+from tfbert.export import serving_module as serving_module_lib
 from tfbert.export import (EXPORT_PRECISIONS, export_saved_model,
                            serving_model, unservable_ops)
 
@@ -19,6 +23,10 @@ from tfbert.export import (EXPORT_PRECISIONS, export_saved_model,
 pytestmark = pytest.mark.slow
 
 KINDS = ["classifier", "squad", "ner"]
+# What an export computes in: each precision, and bfloat16 with its kernels
+# as graph constants (`export_saved_model(constant_kernels=True)`).
+CONSTANT_KERNELS = "bfloat16+constant_kernels"
+VARIANTS = [*EXPORT_PRECISIONS, CONSTANT_KERNELS]
 MATMULS = {"MatMul", "BatchMatMulV2", "BatchMatMulV3", "Einsum"}
 # bfloat16 keeps 8 significant bits; through one tiny layer the outputs
 # move by a few 1e-3 (measured: <= 4e-3); these bounds leave ~5x room.
@@ -49,14 +57,17 @@ def matmul_dtypes(concrete_function):
 
 @pytest.fixture(scope="module")
 def precision_exports(serving_modules, tokenizer, exports, tmp_path_factory):
-    """(kind, precision) -> version directory, the float32 ones being the
-    shared exports of conftest."""
+    """(kind, variant in VARIANTS) -> version directory, the float32 ones
+    being the shared exports of conftest."""
     base = tmp_path_factory.mktemp("precision_exports")
     paths = {(kind, "float32"): exports[kind] for kind in KINDS}
     for kind in KINDS:
         model = serving_model(serving_modules[kind].model, "bfloat16")
         paths[kind, "bfloat16"] = export_saved_model(
             serving_module(kind, model, tokenizer), str(base / kind))
+        paths[kind, CONSTANT_KERNELS] = export_saved_model(
+            serving_module(kind, model, tokenizer),
+            str(base / f"{kind}_constant"), constant_kernels=True)
     return paths
 
 
@@ -75,9 +86,9 @@ def test_every_precision_is_tested():
 def test_matmuls_run_in_the_requested_precision(kind, signature,
                                                 loaded):
     by_precision = {
-        precision: matmul_dtypes(
-            loaded[kind, precision].signatures[signature])
-        for precision in ("float32", "bfloat16")}
+        variant: matmul_dtypes(loaded[kind, variant].signatures[signature])
+        for variant in VARIANTS}
+    assert by_precision[CONSTANT_KERNELS] == by_precision["bfloat16"]
     assert set(by_precision["float32"]) == {"float32"}
     # One layer: Q, K, V, attention output, two feed-forward kernels and
     # the two attention products; the pooler too in classifiers.
@@ -128,18 +139,19 @@ def onednn_run_ops(precision_exports, run_fresh_python):
                             env={"TF_ENABLE_ONEDNN_OPTS": "1"})
 
 
-@pytest.mark.parametrize("precision", EXPORT_PRECISIONS)
+@pytest.mark.parametrize("variant", VARIANTS)
 @pytest.mark.parametrize("kind", KINDS)
-def test_matmul_bias_and_gelu_run_as_one_onednn_kernel(kind, precision,
+def test_matmul_bias_and_gelu_run_as_one_onednn_kernel(kind, variant,
                                                        onednn_run_ops,
                                                        precision_exports):
     """With oneDNN, each feed-forward matmul + bias + exact GELU runs as one
     matmul kernel with BiasAdd and GeluExact fused (an unfused bfloat16 GELU
     costs twice its matmul): the export must write GELU in a form
-    TensorFlow recognizes."""
+    TensorFlow recognizes, also with constant kernels."""
     if not onednn_run_ops["onednn"]:
         pytest.skip("this TensorFlow build has no oneDNN")
-    ops = onednn_run_ops[precision_exports[kind, precision]]
+    ops = onednn_run_ops[precision_exports[kind, variant]]
+    precision = variant.split("+")[0]
     if not any(op.startswith("_Mkl") and op.endswith(precision)
                for op in ops):
         pytest.skip(f"oneDNN runs no {precision} matmul on this CPU")
@@ -160,32 +172,108 @@ def test_bfloat16_weights_are_stored_in_bfloat16(kind, loaded):
     assert dtypes["bfloat16"] > dtypes["float32"]
 
 
+def _saved_matrices(path):
+    """(Counter of (dtype, shape) of the floating rank >= 2 constants in
+    the SavedModel's graph, the same of its functions' constants, the same
+    of its checkpoint's rank >= 2 tensors)."""
+    saved_model = saved_model_pb2.SavedModel()
+    with open(f"{path}/saved_model.pb", "rb") as f:
+        saved_model.ParseFromString(f.read())
+    graph = saved_model.meta_graphs[0].graph_def
+
+    def constants(nodes):
+        found = collections.Counter()
+        for node in nodes:
+            if node.op != "Const":
+                continue
+            shape = tuple(d.size for d in
+                          node.attr["value"].tensor.tensor_shape.dim)
+            dtype = tf.dtypes.as_dtype(node.attr["dtype"].type)
+            if dtype.is_floating and len(shape) >= 2:
+                found[dtype.name, shape] += 1
+        return found
+
+    reader = tf.train.load_checkpoint(f"{path}/variables/variables")
+    dtypes = reader.get_variable_to_dtype_map()
+    checkpoint = collections.Counter(
+        (dtypes[name].name, tuple(shape))
+        for name, shape in reader.get_variable_to_shape_map().items()
+        if len(shape) >= 2)
+    functions = [node for function in graph.library.function
+                 for node in function.node_def]
+    return constants(graph.node), constants(functions), checkpoint
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_constant_kernels_are_stored_once_as_constants(
+        kind, serving_modules, precision_exports):
+    """With constant kernels each Dense kernel is a graph constant, stored
+    once (bfloat16 but for the float32 logits layer), and the checkpoint
+    holds the other weights only; by default every weight is a
+    variable."""
+    model = serving_model(serving_modules[kind].model, "bfloat16")
+    matrices = collections.Counter(
+        (v.dtype, tuple(v.shape)) for v in model.variables
+        if len(v.shape) >= 2)
+    kernels = collections.Counter(
+        (v.dtype, tuple(v.shape)) for v in model.variables
+        if v.name == "kernel")
+    assert kernels["bfloat16", (16, 16)] >= 4  # Q, K, V, attention output
+    assert sum(n for (dtype, _), n in kernels.items()
+               if dtype == "float32") == 1
+    graph, functions, checkpoint = _saved_matrices(
+        precision_exports[kind, CONSTANT_KERNELS])
+    assert not graph
+    assert functions == kernels
+    assert checkpoint == matrices - kernels
+    graph, functions, checkpoint = _saved_matrices(
+        precision_exports[kind, "bfloat16"])
+    assert not (graph + functions) & matrices
+    assert checkpoint == matrices
+
+
+def test_constant_kernels_are_refused_for_float32_and_over_the_limit(
+        serving_modules, tokenizer, monkeypatch, tmp_path):
+    model = serving_modules["classifier"].model
+    with pytest.raises(ValueError, match="bfloat16"):
+        export_saved_model(serving_module("classifier", model, tokenizer),
+                           str(tmp_path), constant_kernels=True)
+    monkeypatch.setattr(serving_module_lib, "MAX_CONSTANT_BYTES", 1000)
+    with pytest.raises(ValueError, match="export them as variables"):
+        export_saved_model(serving_module(
+            "classifier", serving_model(model, "bfloat16"), tokenizer),
+            str(tmp_path), constant_kernels=True)
+    assert os.listdir(tmp_path) == []
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_bfloat16_export_stays_close_to_float32(kind, loaded):
     output, bound = BOUNDS[kind]
     texts = {name: tf.constant(value) for name, value in TEXTS[kind].items()}
     results = {}
-    for precision in ("float32", "bfloat16"):
+    for precision in VARIANTS:
         signatures = loaded[kind, precision].signatures
         results[precision] = signatures["serving_default"](**texts)
         ids = {name: tf.constant(value) for name, value in
                _token_ids(signatures["serve_token_ids"]).items()}
         results[precision, "ids"] = signatures["serve_token_ids"](**ids)
-    if kind == "classifier":
-        served = results["bfloat16"][output].numpy()
-        reference = results["float32"][output].numpy()
+    for variant in ("bfloat16", CONSTANT_KERNELS):
+        if kind == "classifier":
+            served = results[variant][output].numpy()
+            reference = results["float32"][output].numpy()
+            assert served.dtype == np.float32
+            np.testing.assert_allclose(served, reference, atol=bound)
+            assert not np.array_equal(served, reference)
+        else:
+            assert {name: value.dtype for name, value in
+                    results[variant].items()} == {
+                name: value.dtype
+                for name, value in results["float32"].items()}
+        served = results[variant, "ids"][output].numpy()
+        reference = results["float32", "ids"][output].numpy()
         assert served.dtype == np.float32
         np.testing.assert_allclose(served, reference, atol=bound)
         assert not np.array_equal(served, reference)
-    else:
-        assert {name: value.dtype for name, value in
-                results["bfloat16"].items()} == {
-            name: value.dtype for name, value in results["float32"].items()}
-    served = results["bfloat16", "ids"][output].numpy()
-    reference = results["float32", "ids"][output].numpy()
-    assert served.dtype == np.float32
-    np.testing.assert_allclose(served, reference, atol=bound)
-    assert not np.array_equal(served, reference)
 
 
 def _token_ids(signature):
@@ -202,8 +290,8 @@ def _token_ids(signature):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_serving_op_check_passes_at_every_precision(kind, precision_exports):
-    for precision in EXPORT_PRECISIONS:
-        assert unservable_ops(precision_exports[kind, precision]) == []
+    for variant in VARIANTS:
+        assert unservable_ops(precision_exports[kind, variant]) == []
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -214,10 +302,10 @@ def test_every_precision_answers_when_loaded_as_tf_serving_loads(
     read the variables that op fills (an export that tracked Keras
     variables instead of their tf.Variables failed here)."""
     texts = TEXTS[kind]
-    for precision in EXPORT_PRECISIONS:
+    for variant in VARIANTS:
         with tf.Graph().as_default(), tf.compat.v1.Session() as session:
             meta_graph = tf.compat.v1.saved_model.loader.load(
-                session, ["serve"], precision_exports[kind, precision])
+                session, ["serve"], precision_exports[kind, variant])
             signature = meta_graph.signature_def["serving_default"]
             feeds = {signature.inputs[name].name: value
                      for name, value in texts.items()}

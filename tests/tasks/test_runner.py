@@ -244,6 +244,29 @@ def test_export_precision(tmp_path, tiny_checkpoint, sst2_train_dir):
     assert [v.dtype for v in kernels].count(tf.bfloat16) > 1
     outputs = serve(sentence=tf.constant(["Good.", "Bad."]))
     assert outputs["probabilities"].dtype == tf.float32
+    # The same weights with the kernels as graph constants: no kernel is a
+    # variable, the biases still are.
+    run_task(GlueTask, [a for a in _args(tiny_checkpoint, sst2_train_dir,
+                                         tmp_path / "model")
+                        if a != "--do_train"]
+             + [f"--export_dir={export_dir}", "--export_precision=bfloat16",
+                "--export_constant_kernels"])
+    loaded = tf.saved_model.load(str(export_dir / "2"))
+    serve = loaded.signatures["serving_default"]
+    assert not [v for v in serve.variables if v.name.endswith("kernel:0")]
+    assert [v for v in serve.variables if v.name.endswith("bias:0")]
+    constant = serve(sentence=tf.constant(["Good.", "Bad."]))
+    np.testing.assert_allclose(constant["probabilities"],
+                               outputs["probabilities"], atol=1e-2)
+
+
+def test_constant_kernels_need_bfloat16(tmp_path, tiny_checkpoint,
+                                        sst2_train_dir):
+    with pytest.raises(runner.UserError, match="--export_constant_kernels"):
+        _run(tmp_path, tiny_checkpoint, sst2_train_dir,
+             f"--export_dir={tmp_path / 'export'}",
+             "--export_constant_kernels")
+    assert not (tmp_path / "export").exists()
 
 
 def test_export_best_uses_the_best_dev_weights(tmp_path, tiny_checkpoint,
@@ -292,7 +315,7 @@ def test_every_shared_flag_is_covered():
         "init_checkpoint", "vocab_file", "do_lower_case", "model_dir",
         "overwrite_model_dir", "export_dir", "export_best", "do_train",
         "do_eval", "do_predict", "export_token_ids_only", "export_precision",
-        "max_seq_length",
+        "export_constant_kernels", "max_seq_length",
         "pad_to_max_length", "train_batch_size", "eval_batch_size",
         "learning_rate", "num_train_epochs", "warmup_proportion",
         "weight_decay", "adam_epsilon", "gradient_accumulation_steps",

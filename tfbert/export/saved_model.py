@@ -29,7 +29,8 @@ def next_version(export_dir):
     return max(versions, default=0) + 1
 
 
-def export_saved_model(module, export_dir, *, token_ids_only=False):
+def export_saved_model(module, export_dir, *, token_ids_only=False,
+                       constant_kernels=False):
     """Saves a `ServingModule` as `export_dir/<version>/`, TF Serving's layout.
 
     The SavedModel is written to a staging directory inside `export_dir`,
@@ -51,12 +52,16 @@ def export_saved_model(module, export_dir, *, token_ids_only=False):
       token_ids_only: export only the `serve_token_ids` signature: the
         SavedModel then has no tensorflow-text ops and loads in any
         TensorFlow runtime.
+      constant_kernels: store the Dense kernels of a bfloat16 model as
+        graph constants (faster on CPUs with AMX, more memory: see
+        `tfbert.export.serving_module`).
 
     Returns:
       The path of the version directory written.
 
     Raises:
-      ValueError: the graph uses ops that TF Serving 2.10+ does not link.
+      ValueError: the graph uses ops that TF Serving 2.10+ does not link;
+        `constant_kernels` for a model that does not compute in bfloat16.
     """
     os.makedirs(export_dir, exist_ok=True)
     _remove_stale_staging(export_dir)
@@ -64,7 +69,8 @@ def export_saved_model(module, export_dir, *, token_ids_only=False):
             export_dir,
             prefix=f"{_STAGING_PREFIX}{socket.gethostname()}.{os.getpid()}."
     ) as staging:
-        _save_quietly(module, staging, module.signatures(token_ids_only))
+        _save_quietly(module, staging,
+                      module.signatures(token_ids_only, constant_kernels))
         check_serving_ops(staging)
         os.makedirs(os.path.join(staging, "assets"), exist_ok=True)
         save_vocabulary(module.tokenizer.vocabulary,

@@ -31,7 +31,8 @@ FLAGS = flags.FLAGS
 # every task).
 OPTIONAL_FLAGS = frozenset({"do_predict", "pad_to_max_length",
                             "max_train_examples", "export_token_ids_only",
-                            "export_precision", "classifier_dropout"})
+                            "export_precision", "export_constant_kernels",
+                            "classifier_dropout"})
 
 # Shared flags that change what training computes; a model directory resumes
 # only a run whose values of these (and whose data) are unchanged.
@@ -136,14 +137,18 @@ class Task:
         """Exports the trained model; returns the path written. By default a
         TF Serving SavedModel of `serving_module` (only its token-id
         signature with `token_ids_only`), computing in the precision of
-        --export_precision."""
+        --export_precision (with --export_constant_kernels, bfloat16
+        kernels as graph constants)."""
         from tfbert.export import export_saved_model, serving_model
 
-        precision = (self.flags.export_precision
-                     if "export_precision" in self.flags else "float32")
+        f = self.flags
+        precision = (f.export_precision if "export_precision" in f
+                     else "float32")
         module = self.serving_module(serving_model(model, precision))
-        return export_saved_model(module, export_dir,
-                                  token_ids_only=token_ids_only)
+        return export_saved_model(
+            module, export_dir, token_ids_only=token_ids_only,
+            constant_kernels=("export_constant_kernels" in f
+                              and f.export_constant_kernels))
 
 
 def define(fv, specs):
@@ -185,6 +190,10 @@ _SHARED_FLAGS = (
      "Precision the exported SavedModel computes in: bfloat16 runs the "
      "matmuls in bfloat16 and stores the weights in bfloat16 (LayerNorm, "
      "softmax and logits stay float32).", ["float32", "bfloat16"]),
+    ("bool", "export_constant_kernels", False,
+     "With --export_precision=bfloat16: store the Dense kernels as graph "
+     "constants: faster on CPUs with AMX, but the server needs more memory "
+     "(docs/serving.md)."),
     ("integer", "max_seq_length", 128, "Longest packed input, in tokens."),
     ("bool", "pad_to_max_length", False,
      "Pad every batch to max_seq_length (fixed shapes for TPU/XLA) instead "
@@ -272,6 +281,11 @@ def check_flags(task):
     if "max_train_examples" in f:
         require(f.max_train_examples >= 0, "--max_train_examples must be >= 0 "
                 f"(0 = all), got {f.max_train_examples}")
+    if "export_constant_kernels" in f:
+        require(not f.export_constant_kernels
+                or f.export_precision == "bfloat16",
+                "--export_constant_kernels is read only with "
+                "--export_precision=bfloat16")
     require(f.tpu is None or f.distribution_strategy == "tpu",
             "--tpu is read only with --distribution_strategy=tpu")
     require(f.num_gpus is None or f.distribution_strategy in (
