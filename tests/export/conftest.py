@@ -86,6 +86,30 @@ def exports(serving_modules, tmp_path_factory):
             for kind, module in serving_modules.items()}
 
 
+def replay_warmup(path, signatures):
+    """Runs each request of the export's TF Serving warmup file through
+    `signatures` (of the loaded export); returns the signature names the
+    requests named, checking each answer has one row and the model name
+    is the export directory's."""
+    import tensorflow as tf
+    from tensorflow_serving.apis import prediction_log_pb2
+
+    model_name = os.path.basename(os.path.dirname(os.path.normpath(path)))
+    replayed = []
+    warmup = os.path.join(path, "assets.extra", "tf_serving_warmup_requests")
+    for record in tf.data.TFRecordDataset(warmup).as_numpy_iterator():
+        request = prediction_log_pb2.PredictionLog.FromString(
+            record).predict_log.request
+        assert request.model_spec.name == model_name
+        inputs = {name: tf.constant(tf.make_ndarray(proto))
+                  for name, proto in request.inputs.items()}
+        signature = request.model_spec.signature_name
+        outputs = signatures[signature](**inputs)
+        assert all(value.shape[0] == 1 for value in outputs.values())
+        replayed.append(signature)
+    return replayed
+
+
 def saved_model_cli_show(path):
     """`saved_model_cli show --all` of a SavedModel: its stdout."""
     cli = subprocess.run(

@@ -13,7 +13,7 @@ import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
 
 from tensorflow.core.protobuf import saved_model_pb2
 
-from tests.export.conftest import serving_module
+from tests.export.conftest import replay_warmup, serving_module
 from tfbert.export import serving_module as serving_module_lib
 from tfbert.export import (EXPORT_PRECISIONS, export_saved_model,
                            serving_model, unservable_ops)
@@ -230,6 +230,21 @@ def test_constant_kernels_are_stored_once_as_constants(
         precision_exports[kind, "bfloat16"])
     assert not (graph + functions) & matrices
     assert checkpoint == matrices
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_constant_kernel_exports_replay_their_warmup_and_check_inputs(
+        kind, precision_exports, loaded):
+    signatures = loaded[kind, CONSTANT_KERNELS].signatures
+    replayed = replay_warmup(precision_exports[kind, CONSTANT_KERNELS],
+                             signatures)
+    assert sorted(replayed) == sorted(signatures)
+    ids = _token_ids(signatures["serve_token_ids"])
+    ids["input_word_ids"][0, 1] = -5
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match="input input_word_ids has values outside"):
+        signatures["serve_token_ids"](
+            **{name: tf.constant(value) for name, value in ids.items()})
 
 
 def test_constant_kernels_are_refused_for_float32_and_over_the_limit(

@@ -1,13 +1,12 @@
 """What `ServingModule` gives every export: signature names and specs,
 warmup requests, and clear errors for bad client input."""
 
-import os
-
 import numpy as np
 import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
-from tensorflow_serving.apis import prediction_log_pb2
+
+from tests.export.conftest import replay_warmup
 
 KINDS = ["classifier", "regressor", "squad", "ner"]
 
@@ -36,19 +35,7 @@ def test_one_naming_scheme_and_fixed_length_token_ids(kind, loaded,
 @pytest.mark.parametrize("kind", KINDS)
 def test_warmup_requests_cover_every_signature_and_replay(kind, exports,
                                                           loaded):
-    path = os.path.join(exports[kind], "assets.extra",
-                        "tf_serving_warmup_requests")
-    replayed = []
-    for record in tf.data.TFRecordDataset(path).as_numpy_iterator():
-        log = prediction_log_pb2.PredictionLog.FromString(record)
-        request = log.predict_log.request
-        assert request.model_spec.name == kind
-        inputs = {name: tf.constant(tf.make_ndarray(proto))
-                  for name, proto in request.inputs.items()}
-        signature = request.model_spec.signature_name
-        outputs = loaded[kind].signatures[signature](**inputs)
-        assert all(value.shape[0] == 1 for value in outputs.values())
-        replayed.append(signature)
+    replayed = replay_warmup(exports[kind], loaded[kind].signatures)
     assert sorted(replayed) == sorted(loaded[kind].signatures)
 
 
