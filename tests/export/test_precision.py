@@ -88,7 +88,11 @@ def test_matmuls_run_in_the_requested_precision(kind, signature,
     by_precision = {
         variant: matmul_dtypes(loaded[kind, variant].signatures[signature])
         for variant in VARIANTS}
-    assert by_precision[CONSTANT_KERNELS] == by_precision["bfloat16"]
+    # The variable exports run the one block's feed-forward layer as two
+    # matmuls per shard, the constant-kernel export as two.
+    extra = 2 * (serving_module_lib.FEED_FORWARD_SHARDS - 1)
+    assert by_precision[CONSTANT_KERNELS] == by_precision["bfloat16"] - \
+        collections.Counter({"bfloat16": extra})
     assert set(by_precision["float32"]) == {"float32"}
     # One layer: Q, K, V, attention output, two feed-forward kernels and
     # the two attention products; the pooler too in classifiers.
@@ -156,10 +160,13 @@ def test_matmul_bias_and_gelu_run_as_one_onednn_kernel(kind, variant,
                for op in ops):
         pytest.skip(f"oneDNN runs no {precision} matmul on this CPU")
     assert not [op for op in ops if op.split(":")[0] in ("Erf", "Erfc")], ops
-    # One GELU per transformer block; the tiny exports have one block.
+    # One GELU per feed-forward shard (the whole feed-forward layer with
+    # constant kernels); the tiny exports have one block.
     fused = {op: n for op, n in ops.items()
              if "+BiasAdd+GeluExact:" in op and op.endswith(precision)}
-    assert sum(fused.values()) == 1, ops
+    shards = (1 if variant == CONSTANT_KERNELS
+              else serving_module_lib.FEED_FORWARD_SHARDS)
+    assert sum(fused.values()) == shards, ops
 
 
 @pytest.mark.parametrize("kind", KINDS)
@@ -210,7 +217,7 @@ def test_constant_kernels_are_stored_once_as_constants(
     """With constant kernels each Dense kernel is a graph constant, stored
     once (bfloat16 but for the float32 logits layer), and the checkpoint
     holds the other weights only; by default every weight is a
-    variable."""
+    variable, the feed-forward kernels stored as their shards."""
     model = serving_model(serving_modules[kind].model, "bfloat16")
     matrices = collections.Counter(
         (v.dtype, tuple(v.shape)) for v in model.variables
@@ -218,6 +225,14 @@ def test_constant_kernels_are_stored_once_as_constants(
     kernels = collections.Counter(
         (v.dtype, tuple(v.shape)) for v in model.variables
         if v.name == "kernel")
+    # One block, hidden size 16, intermediate size 32 (conftest): its
+    # feed-forward kernels [16, 32] and [32, 16] are stored as two column
+    # shards each, [16, 16] and [16, 16].
+    whole = collections.Counter({("bfloat16", (16, 32)): 1,
+                                 ("bfloat16", (32, 16)): 1})
+    shards = collections.Counter({("bfloat16", (16, 16)): 4})
+    assert serving_module_lib.FEED_FORWARD_SHARDS == 2
+    assert kernels & whole == whole
     assert kernels["bfloat16", (16, 16)] >= 4  # Q, K, V, attention output
     assert sum(n for (dtype, _), n in kernels.items()
                if dtype == "float32") == 1
@@ -229,7 +244,7 @@ def test_constant_kernels_are_stored_once_as_constants(
     graph, functions, checkpoint = _saved_matrices(
         precision_exports[kind, "bfloat16"])
     assert not (graph + functions) & matrices
-    assert checkpoint == matrices
+    assert checkpoint == matrices - whole + shards
 
 
 @pytest.mark.parametrize("kind", KINDS)

@@ -10,6 +10,7 @@ from tfbert.layers import (
     NextSentenceHead, Pooler, SpanLabelingHead, TokenClassificationHead,
     TokenPacking, TransformerBlock, get_activation, padded_to,
     trailing_padding_removed)
+from tfbert.layers.transformer_block import sharded_feed_forward
 
 RNG = np.random.default_rng(0)
 
@@ -183,6 +184,48 @@ def test_transformer_block_on_packed_tokens_equals_the_padded_block():
     first = block(packing.pack(x), mask, packing=packing,
                   first_token_only=True)
     np.testing.assert_allclose(np.asarray(first), expected[:, :1], atol=1e-4)
+
+
+def test_feed_forward_shards_cover_the_kernels_column_by_column():
+    block = _tiny_block()
+    shards = block.feed_forward_shards(3)
+    assert [inner.shape[1] for inner, _, _ in shards] == [5, 5, 6]
+    np.testing.assert_array_equal(
+        np.concatenate([inner for inner, _, _ in shards], axis=1),
+        block.intermediate_dense.kernel.numpy())
+    np.testing.assert_array_equal(
+        np.concatenate([bias for _, bias, _ in shards]),
+        block.intermediate_dense.bias.numpy())
+    np.testing.assert_array_equal(
+        np.concatenate([outer for _, _, outer in shards]),
+        block.output_dense.kernel.numpy())
+
+
+def test_sharded_feed_forward_computes_inference_from_the_shards():
+    """Inside `sharded_feed_forward` the inference path (padded and packed)
+    reads the block's feed-forward layer from the shards given; training
+    reads the variables."""
+    block = _tiny_block()
+    x = RNG.normal(size=(3, 5, 8)).astype(np.float32)
+    mask = PACKING_MASK[:3]
+    packing = TokenPacking(mask)
+    shards = block.feed_forward_shards(3)
+    with sharded_feed_forward({block: shards}):
+        padded = block(x, mask, training=False)
+        packed = block(packing.pack(x), mask, packing=packing)
+    expected = _block_reference(x, mask, block)
+    np.testing.assert_allclose(padded, expected, atol=1e-4)
+    np.testing.assert_allclose(packed, expected[mask == 1], atol=1e-4)
+
+    shifted = [(inner, bias + 1.0, outer) for inner, bias, outer in shards]
+    with sharded_feed_forward({block: shifted}):
+        inference = block(x, mask, training=False)
+        training = block(x, mask, training=True)  # no dropout in _tiny_block
+    np.testing.assert_allclose(training, expected, atol=1e-4)
+    block.intermediate_dense.bias.assign(
+        block.intermediate_dense.bias.numpy() + 1.0)
+    np.testing.assert_allclose(inference, _block_reference(x, mask, block),
+                               atol=1e-4)
 
 
 def test_pooler_uses_the_first_position():

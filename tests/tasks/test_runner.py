@@ -260,6 +260,46 @@ def test_export_precision(tmp_path, tiny_checkpoint, sst2_train_dir):
                                outputs["probabilities"], atol=1e-2)
 
 
+def test_export_feed_forward_shards(tmp_path, tiny_checkpoint,
+                                    sst2_train_dir):
+    """By default the feed-forward kernels are exported as 2 column shards
+    instead of whole; --export_feed_forward_shards=1 keeps them whole. Both
+    answer alike."""
+    export_dir = tmp_path / "export"
+    _run(tmp_path, tiny_checkpoint, sst2_train_dir,
+         f"--export_dir={export_dir}")
+    args = [a for a in _args(tiny_checkpoint, sst2_train_dir,
+                             tmp_path / "model") if a != "--do_train"]
+    run_task(GlueTask, args + [f"--export_dir={export_dir}",
+                               "--export_feed_forward_shards=1"])
+    answers = {}
+    for version, shards in (("1", 2), ("2", 0)):
+        loaded = tf.saved_model.load(str(export_dir / version))
+        serve = loaded.signatures["serving_default"]
+        names = [v.name for v in serve.variables]
+        assert len([n for n in names if "/intermediate/kernel_shard_" in n]
+                   ) == shards * 2  # the tiny checkpoint has 2 blocks
+        assert len([n for n in names if "/output/kernel_shard_" in n]
+                   ) == shards * 2
+        answers[version] = serve(sentence=tf.constant(["Good.", "Bad."]))[
+            "probabilities"]
+    np.testing.assert_allclose(answers["1"], answers["2"], atol=1e-6)
+
+
+@pytest.mark.parametrize("flags, message", [
+    (["--export_feed_forward_shards=0"], "must be >= 1"),
+    (["--export_precision=bfloat16", "--export_constant_kernels",
+      "--export_feed_forward_shards=2"], "without --export_constant_kernels"),
+])
+def test_bad_feed_forward_shards_fail_before_training(
+        tmp_path, tiny_checkpoint, sst2_train_dir, flags, message):
+    with pytest.raises(runner.UserError, match=message):
+        _run(tmp_path, tiny_checkpoint, sst2_train_dir,
+             f"--export_dir={tmp_path / 'export'}", *flags)
+    assert not (tmp_path / "export").exists()
+    assert not (tmp_path / "model").exists()
+
+
 def test_constant_kernels_need_bfloat16(tmp_path, tiny_checkpoint,
                                         sst2_train_dir):
     with pytest.raises(runner.UserError, match="--export_constant_kernels"):
@@ -315,7 +355,8 @@ def test_every_shared_flag_is_covered():
         "init_checkpoint", "vocab_file", "do_lower_case", "model_dir",
         "overwrite_model_dir", "export_dir", "export_best", "do_train",
         "do_eval", "do_predict", "export_token_ids_only", "export_precision",
-        "export_constant_kernels", "max_seq_length",
+        "export_constant_kernels", "export_feed_forward_shards",
+        "max_seq_length",
         "pad_to_max_length", "train_batch_size", "eval_batch_size",
         "learning_rate", "num_train_epochs", "warmup_proportion",
         "weight_decay", "adam_epsilon", "gradient_accumulation_steps",

@@ -30,7 +30,7 @@ def next_version(export_dir):
 
 
 def export_saved_model(module, export_dir, *, token_ids_only=False,
-                       constant_kernels=False):
+                       constant_kernels=False, feed_forward_shards=None):
     """Saves a `ServingModule` as `export_dir/<version>/`, TF Serving's layout.
 
     The SavedModel is written to a staging directory inside `export_dir`,
@@ -55,13 +55,19 @@ def export_saved_model(module, export_dir, *, token_ids_only=False,
       constant_kernels: store the Dense kernels of a bfloat16 model as
         graph constants (faster on CPUs with AMX, more memory: see
         `tfbert.export.serving_module`).
+      feed_forward_shards: column shards each transformer block's
+        feed-forward layer is stored as (1: whole); by default
+        `FEED_FORWARD_SHARDS`, whole with `constant_kernels` (see
+        `tfbert.export.serving_module`).
 
     Returns:
       The path of the version directory written.
 
     Raises:
       ValueError: the graph uses ops that TF Serving 2.10+ does not link;
-        `constant_kernels` for a model that does not compute in bfloat16.
+        `constant_kernels` for a model that does not compute in bfloat16;
+        `feed_forward_shards` below 1, above the intermediate size, or
+        above 1 with `constant_kernels`.
     """
     os.makedirs(export_dir, exist_ok=True)
     _remove_stale_staging(export_dir)
@@ -70,7 +76,8 @@ def export_saved_model(module, export_dir, *, token_ids_only=False,
             prefix=f"{_STAGING_PREFIX}{socket.gethostname()}.{os.getpid()}."
     ) as staging:
         _save_quietly(module, staging,
-                      module.signatures(token_ids_only, constant_kernels))
+                      module.signatures(token_ids_only, constant_kernels,
+                                        feed_forward_shards))
         check_serving_ops(staging)
         os.makedirs(os.path.join(staging, "assets"), exist_ok=True)
         save_vocabulary(module.tokenizer.vocabulary,

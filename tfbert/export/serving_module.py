@@ -43,6 +43,14 @@ matmul + bias + GELU fusion with it; a gather gains nothing). float32
 exports keep every weight a variable: there constant kernels made batch-1
 latency 1.6x worse and batch 32 no faster. A SavedModel's graph must stay
 under protobuf's 2 GB, so at most `MAX_CONSTANT_BYTES` of kernels.
+
+An export with variables stores each transformer block's feed-forward
+kernels as `FEED_FORWARD_SHARDS` column shards (read through
+`sharded_feed_forward`): on a small batch TensorFlow then runs the shards'
+matmuls side by side on two cores, where one whole matmul barely used the
+second (MiniLM, one sentence, 2 cores: float32 p50 8.5 -> 6.7 ms, bfloat16
+6.6 -> 5.3 ms; batch 32 1.04x / 1.07x; see benchmarks/RESULTS.md). It holds
+the shards instead of the whole kernels, so its size does not change.
 """
 
 import contextlib
@@ -53,6 +61,8 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from tfbert.layers.transformer_block import (TransformerBlock,
+                                             sharded_feed_forward)
 from tfbert.models.bert_encoder import INPUT_NAMES
 
 TEXT_SIGNATURE = "serving_default"
@@ -64,6 +74,9 @@ EXPORT_PRECISIONS = {"float32": "float32", "bfloat16": "bfloat16"}
 # Kernels an export may hold as graph constants: a GraphDef
 # (saved_model.pb) must stay under protobuf's 2 GB.
 MAX_CONSTANT_BYTES = 1_500_000_000
+# Column shards of each feed-forward layer in an export, by default: one per
+# core of the 2-core machine it was measured on (4 were slower than 2 there).
+FEED_FORWARD_SHARDS = 2
 
 
 def serving_model(model, precision="float32"):
@@ -120,23 +133,26 @@ class ServingModule(tf.Module):
                                                 tokenizer=tokenizer)
         self.max_seq_length = int(max_seq_length)
         self.text_inputs = tuple(text_inputs)
-        # Kernels the signatures read as the constants `constants()`
-        # returns, in the same order (see `signatures`).
-        self._untracked.kernels, self._untracked.constants = [], None
+        # How the signatures read the weights (see `signatures`); until
+        # then, the model's own variables.
+        self._untracked.weights = None
         self._track_variables()
         self._tokenizer_resources = tokenizer
 
     def _track_variables(self):
-        """What the signatures capture: the weights that are not constant
-        kernels (and seed states), and the tokenizer's lookup tables
-        (byte-level BPE, SentencePiece). The tf.Variables behind the Keras
-        variables are tracked, not the Keras variables: tracking those
-        saves a second set of variables, and the SavedModel's restore op
-        (all that TF Serving and any TF1-style loader run) then fills that
-        set while the signatures read the other, never restored one."""
-        constant = {id(v) for v in self._untracked.kernels}
+        """What the signatures capture: the model's weights as the export
+        stores them (`_ExportWeights`; seed states included), and the
+        tokenizer's lookup tables (byte-level BPE, SentencePiece). The
+        tf.Variables behind the Keras variables are tracked, not the Keras
+        variables: tracking those saves a second set of variables, and the
+        SavedModel's restore op (all that TF Serving and any TF1-style
+        loader run) then fills that set while the signatures read the
+        other, never restored one."""
+        weights = self._untracked.weights
+        replaced = {id(v) for v in weights.replaced} if weights else set()
         self._variables = [variable.value for variable in self.model.variables
-                           if id(variable) not in constant]
+                           if id(variable) not in replaced]
+        self._export_variables = weights.variables if weights else []
 
     @property
     def model(self):
@@ -174,28 +190,31 @@ class ServingModule(tf.Module):
             return self.token_id_outputs(features)
 
     def _weights(self):
-        """A scope in which the model reads its constant kernels (if any)
-        instead of their variables."""
-        if not self._untracked.kernels:
-            return contextlib.nullcontext()
-        return keras.StatelessScope(state_mapping=list(zip(
-            self._untracked.kernels, self._untracked.constants())))
+        """A scope in which the model reads its weights as the export
+        stores them."""
+        weights = self._untracked.weights
+        return weights.scope() if weights else contextlib.nullcontext()
 
-    def signatures(self, token_ids_only=False, constant_kernels=False):
+    def signatures(self, token_ids_only=False, constant_kernels=False,
+                   feed_forward_shards=None):
         """Signature name -> concrete function, for `tf.saved_model.save`.
 
         The functions are created here, not stored on the module, so a
-        token-ids-only export holds no tokenizer ops at all. With
-        `constant_kernels` (a bfloat16 model only) they read the Dense
-        kernels as graph constants, which the module then no longer saves
-        as variables (see the module docstring).
+        token-ids-only export holds no tokenizer ops at all. They read each
+        feed-forward layer as `feed_forward_shards` column shards (default
+        `FEED_FORWARD_SHARDS`), or with `constant_kernels` (a bfloat16
+        model only) the Dense kernels as graph constants, whole; the module
+        saves those instead of the model's variables (see the module
+        docstring).
 
         Raises:
           ValueError: `constant_kernels` for a model that does not compute
-            in bfloat16, or kernels over `MAX_CONSTANT_BYTES`.
+            in bfloat16, or kernels over `MAX_CONSTANT_BYTES`;
+            `feed_forward_shards` below 1, above the intermediate size, or
+            above 1 with `constant_kernels`.
         """
-        self._untracked.kernels, self._untracked.constants = (
-            _constant_kernels(self.model) if constant_kernels else ([], None))
+        self._untracked.weights = _ExportWeights(
+            self.model, constant_kernels, feed_forward_shards)
         self._track_variables()
         id_specs = [tf.TensorSpec([None, self.max_seq_length], tf.int32,
                                   name=name) for name in INPUT_NAMES]
@@ -259,34 +278,98 @@ class ServingModule(tf.Module):
                     for name, value in features.items()}
 
 
-def _constant_kernels(model):
-    """The Dense kernels of a model that computes in bfloat16, and a
-    tf.function without inputs that returns them as constants, in the same
-    order.
+class _ExportWeights:
+    """How an export stores a model's weights, and the scope in which the
+    model reads them so (see the module docstring).
+
+    Each transformer block's feed-forward kernels and inner bias become
+    `feed_forward_shards` column shards (variables; 1 keeps them whole;
+    default `FEED_FORWARD_SHARDS`).
+    With `constant_kernels` every Dense kernel is instead a graph constant,
+    made by one input-less tf.function, whole (there 2 shards measured 4 %
+    slower at batch 32 and no faster at batch 1); the other weights stay
+    variables.
+
+    Attributes:
+      replaced: the model's Keras variables the export does not save.
+      variables: the tf.Variables it saves in their place.
 
     Raises:
-      ValueError: a model that does not compute in bfloat16, or kernels
-        over `MAX_CONSTANT_BYTES`.
+      ValueError: `constant_kernels` for a model that does not compute in
+        bfloat16, or kernels over `MAX_CONSTANT_BYTES`;
+        `feed_forward_shards` below 1, above the intermediate size, or above
+        1 with `constant_kernels`.
     """
-    if model.compute_dtype != "bfloat16":
-        raise ValueError(
-            "constant kernels are for bfloat16 exports (float32 kernels as "
-            f"constants made batch-1 latency worse); {type(model).__name__} "
-            f"computes in {model.compute_dtype}")
-    kernels = [v for v in model.variables if v.name == "kernel"]
-    size = sum(math.prod(v.shape) * tf.as_dtype(v.dtype).size
-               for v in kernels)
-    if size > MAX_CONSTANT_BYTES:
-        raise ValueError(
-            f"{type(model).__name__}'s kernels take {size / 1e9:.2f} GB, "
-            f"over the {MAX_CONSTANT_BYTES / 1e9:.1f} GB a SavedModel graph "
-            "can hold as constants; export them as variables")
-    values = [v.numpy() for v in kernels]
 
-    # Created in the function's graph (a constant captured from outside
-    # reaches a function restored by `tf.saved_model.load` as an input).
-    @tf.function(input_signature=[], autograph=False)
-    def constants():
-        return [tf.constant(value) for value in values]
+    def __init__(self, model, constant_kernels, feed_forward_shards=None):
+        if feed_forward_shards is None:
+            feed_forward_shards = 1 if constant_kernels else FEED_FORWARD_SHARDS
+        if feed_forward_shards < 1 or (constant_kernels
+                                       and feed_forward_shards > 1):
+            raise ValueError(
+                f"feed_forward_shards={feed_forward_shards}: must be >= 1, "
+                "and 1 with constant kernels")
+        self._kernels, self._constants, self._shards = [], None, {}
+        self.variables, self.replaced = [], []
+        if constant_kernels:
+            self._keep_kernels_constant(model)
+            self.replaced = list(self._kernels)
+            return
+        if feed_forward_shards == 1:
+            return
+        blocks = {id(layer): layer for layer in model._flatten_layers()
+                  if isinstance(layer, TransformerBlock)}.values()
+        self.replaced = [weight for block in blocks for weight in (
+            block.intermediate_dense.kernel, block.intermediate_dense.bias,
+            block.output_dense.kernel)]
+        for block in blocks:
+            if feed_forward_shards > block.intermediate_size:
+                raise ValueError(
+                    f"feed_forward_shards={feed_forward_shards}: above the "
+                    f"intermediate size {block.intermediate_size}")
+            self._shards[block] = [
+                tuple(tf.Variable(array, trainable=False,
+                                  name=f"{block.name}/{name}_shard_{i}")
+                      for name, array in (("intermediate/kernel", inner),
+                                          ("intermediate/bias", bias),
+                                          ("output/kernel", outer)))
+                for i, (inner, bias, outer) in enumerate(
+                    block.feed_forward_shards(feed_forward_shards))]
+            self.variables += [v for shard in self._shards[block]
+                               for v in shard]
 
-    return kernels, constants
+    def _keep_kernels_constant(self, model):
+        if model.compute_dtype != "bfloat16":
+            raise ValueError(
+                "constant kernels are for bfloat16 exports (float32 kernels "
+                "as constants made batch-1 latency worse); "
+                f"{type(model).__name__} computes in {model.compute_dtype}")
+        self._kernels = [v for v in model.variables if v.name == "kernel"]
+        size = sum(math.prod(v.shape) * tf.as_dtype(v.dtype).size
+                   for v in self._kernels)
+        if size > MAX_CONSTANT_BYTES:
+            raise ValueError(
+                f"{type(model).__name__}'s kernels take {size / 1e9:.2f} GB, "
+                f"over the {MAX_CONSTANT_BYTES / 1e9:.1f} GB a SavedModel "
+                "graph can hold as constants; export them as variables")
+        values = [keras.ops.convert_to_numpy(v) for v in self._kernels]
+
+        # Created in the function's graph (a constant captured from outside
+        # reaches a function restored by `tf.saved_model.load` as an input).
+        @tf.function(input_signature=[], autograph=False)
+        def constants():
+            return [tf.constant(value) for value in values]
+
+        self._constants = constants
+
+    @contextlib.contextmanager
+    def scope(self):
+        """Inside the signatures' functions: the model reads its kernels
+        and feed-forward layers as stored here."""
+        with contextlib.ExitStack() as stack:
+            if self._constants is not None:
+                stack.enter_context(keras.StatelessScope(state_mapping=list(
+                    zip(self._kernels, self._constants()))))
+            if self._shards:
+                stack.enter_context(sharded_feed_forward(self._shards))
+            yield

@@ -4,7 +4,8 @@ import keras
 from keras import ops
 
 
-def _bias_add(x, bias):
+def bias_add(x, bias):
+    """`x + bias` over the last axis, as TensorFlow's BiasAdd op there."""
     if keras.backend.backend() == "tensorflow":
         import tensorflow as tf
 
@@ -12,6 +13,24 @@ def _bias_add(x, bias):
         # oneDNN rewrite fuses MatMul + BiasAdd (+ GELU) only in this form.
         return tf.nn.bias_add(x, bias)
     return x + bias
+
+
+def fused_matmul(rows, kernel, bias, activation=None):
+    """`activation(rows @ kernel + bias)` as one 2-D matmul, a bias add and
+    the activation: the pattern TensorFlow's oneDNN rewrite turns into one
+    fused kernel (see `fused_dense`).
+
+    Args:
+      rows: [tokens, in_features], in the dtype to compute in.
+      kernel: [in_features, units]; bias: [units] (cast to `rows`' dtype).
+      activation: None or an elementwise function (without custom gradient).
+
+    Returns:
+      [tokens, units] in `rows`' dtype.
+    """
+    outputs = ops.matmul(rows, ops.cast(kernel, rows.dtype))
+    outputs = bias_add(outputs, ops.cast(bias, rows.dtype))
+    return outputs if activation is None else activation(outputs)
 
 
 def fused_dense(dense, inputs, activation=None):
@@ -36,12 +55,7 @@ def fused_dense(dense, inputs, activation=None):
     Returns:
       [..., units] in the layer's compute dtype.
     """
-    dtype = dense.compute_dtype
     shape = ops.shape(inputs)
-    outputs = ops.matmul(
-        ops.reshape(ops.cast(inputs, dtype), (-1, shape[-1])),
-        ops.cast(dense.kernel, dtype))
-    outputs = _bias_add(outputs, ops.cast(dense.bias, dtype))
-    if activation is not None:
-        outputs = activation(outputs)
+    rows = ops.reshape(ops.cast(inputs, dense.compute_dtype), (-1, shape[-1]))
+    outputs = fused_matmul(rows, dense.kernel, dense.bias, activation)
     return ops.reshape(outputs, (*shape[:-1], dense.units))

@@ -1,12 +1,44 @@
 """The post-LayerNorm transformer block of BERT."""
 
+import contextlib
+import contextvars
+
 import keras
 from keras import ops
 
 from tfbert.layers.activations import get_activation
 from tfbert.layers.attention import MultiHeadSelfAttention
-from tfbert.layers.fused_dense import fused_dense
+from tfbert.layers.fused_dense import bias_add, fused_dense, fused_matmul
 from tfbert.layers.layer_norm import LayerNorm
+
+# block -> its feed-forward shards, inside `sharded_feed_forward`.
+_FEED_FORWARD_SHARDS = contextvars.ContextVar("tfbert_feed_forward_shards",
+                                              default={})
+
+
+@contextlib.contextmanager
+def sharded_feed_forward(shards):
+    """Within this context, the inference path of each `TransformerBlock`
+    in `shards` computes its feed-forward layer from column shards of its
+    kernels (`TransformerBlock.feed_forward_shards`): for each shard
+    `act(x @ inner_kernel + inner_bias) @ outer_kernel`, summed, plus the
+    output bias. The same values up to float rounding, as independent
+    matmuls: TensorFlow runs a matmul whose operands fit in the L2 cache on
+    one thread, so on a small batch the shards' matmuls run side by side on
+    the executor's threads while one whole [H, I] matmul gains little from
+    a second thread (MiniLM, 25 tokens, 2 cores: the six blocks' feed-
+    forward matmuls 4.7 -> 3.4 ms; 1,536 tokens: unchanged).
+
+    Args:
+      shards: dict block -> list of (inner_kernel [H, I_j], inner_bias
+        [I_j], outer_kernel [I_j, H]) tensors or variables, the I_j summing
+        to the block's intermediate size.
+    """
+    token = _FEED_FORWARD_SHARDS.set(shards)
+    try:
+        yield
+    finally:
+        _FEED_FORWARD_SHARDS.reset(token)
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
@@ -106,16 +138,47 @@ class TransformerBlock(keras.layers.Layer):
         hidden_states = self.attention_layer_norm(
             ops.cast(hidden_states, "float32") + ops.cast(attended, "float32"))
         if training:
-            inner = self.intermediate_dense(hidden_states)
-            outer = self.output_dense(inner)
+            outer = self.output_dense(self.intermediate_dense(hidden_states))
         else:
-            # The same values in the form TensorFlow fuses (see fused_dense).
-            inner = fused_dense(self.intermediate_dense, hidden_states,
-                                self.inference_activation)
-            outer = fused_dense(self.output_dense, inner)
+            outer = self._inference_feed_forward(hidden_states)
         outer = self.output_dropout_layer(outer, training=training)
         return self.output_layer_norm(
             hidden_states + ops.cast(outer, "float32"))
+
+    def _inference_feed_forward(self, hidden_states):
+        """The feed-forward layer's values in the form TensorFlow fuses (see
+        `fused_dense`), from column shards inside `sharded_feed_forward`."""
+        shards = _FEED_FORWARD_SHARDS.get().get(self)
+        if shards is None:
+            inner = fused_dense(self.intermediate_dense, hidden_states,
+                                self.inference_activation)
+            return fused_dense(self.output_dense, inner)
+        dtype = self.output_dense.compute_dtype
+        shape = ops.shape(hidden_states)
+        rows = ops.reshape(ops.cast(hidden_states, dtype), (-1, shape[-1]))
+        outer = None
+        for inner_kernel, inner_bias, outer_kernel in shards:
+            inner = fused_matmul(rows, inner_kernel, inner_bias,
+                                 self.inference_activation)
+            part = ops.matmul(inner, ops.cast(outer_kernel, dtype))
+            outer = part if outer is None else outer + part
+        outer = bias_add(outer, ops.cast(self.output_dense.bias, dtype))
+        return ops.reshape(outer, shape)
+
+    def feed_forward_shards(self, num_shards):
+        """The feed-forward kernels cut into `num_shards` column shards for
+        `sharded_feed_forward`: a list of (inner_kernel [H, I_j],
+        inner_bias [I_j], outer_kernel [I_j, H]) numpy arrays in the
+        weights' dtype, the I_j as equal as the intermediate size allows."""
+        inner_kernel, inner_bias, outer_kernel = (
+            keras.ops.convert_to_numpy(weight) for weight in (
+                self.intermediate_dense.kernel, self.intermediate_dense.bias,
+                self.output_dense.kernel))
+        size = self.intermediate_size
+        bounds = [size * i // num_shards for i in range(num_shards + 1)]
+        return [(inner_kernel[:, start:end], inner_bias[start:end],
+                 outer_kernel[start:end])
+                for start, end in zip(bounds[:-1], bounds[1:])]
 
     def compute_output_shape(self, input_shape, *args):
         return input_shape

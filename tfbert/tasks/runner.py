@@ -32,6 +32,7 @@ FLAGS = flags.FLAGS
 OPTIONAL_FLAGS = frozenset({"do_predict", "pad_to_max_length",
                             "max_train_examples", "export_token_ids_only",
                             "export_precision", "export_constant_kernels",
+                            "export_feed_forward_shards",
                             "classifier_dropout"})
 
 # Shared flags that change what training computes; a model directory resumes
@@ -138,17 +139,22 @@ class Task:
         TF Serving SavedModel of `serving_module` (only its token-id
         signature with `token_ids_only`), computing in the precision of
         --export_precision (with --export_constant_kernels, bfloat16
-        kernels as graph constants)."""
+        kernels as graph constants), its feed-forward layers stored as
+        --export_feed_forward_shards column shards."""
         from tfbert.export import export_saved_model, serving_model
 
         f = self.flags
         precision = (f.export_precision if "export_precision" in f
                      else "float32")
+        constant_kernels = ("export_constant_kernels" in f
+                            and f.export_constant_kernels)
+        shards = (f.export_feed_forward_shards
+                  if "export_feed_forward_shards" in f and not constant_kernels
+                  else None)
         module = self.serving_module(serving_model(model, precision))
         return export_saved_model(
             module, export_dir, token_ids_only=token_ids_only,
-            constant_kernels=("export_constant_kernels" in f
-                              and f.export_constant_kernels))
+            constant_kernels=constant_kernels, feed_forward_shards=shards)
 
 
 def define(fv, specs):
@@ -194,6 +200,11 @@ _SHARED_FLAGS = (
      "With --export_precision=bfloat16: store the Dense kernels as graph "
      "constants: faster on CPUs with AMX, but the server needs more memory "
      "(docs/serving.md)."),
+    ("integer", "export_feed_forward_shards", 2,
+     "Column shards each transformer block's feed-forward layer is exported "
+     "as (1: whole): on a small batch TensorFlow runs the shards' matmuls "
+     "side by side, one per core (measured on 2 cores; docs/serving.md). "
+     "Not with --export_constant_kernels (its kernels stay whole)."),
     ("integer", "max_seq_length", 128, "Longest packed input, in tokens."),
     ("bool", "pad_to_max_length", False,
      "Pad every batch to max_seq_length (fixed shapes for TPU/XLA) instead "
@@ -286,6 +297,15 @@ def check_flags(task):
                 or f.export_precision == "bfloat16",
                 "--export_constant_kernels is read only with "
                 "--export_precision=bfloat16")
+    if "export_feed_forward_shards" in f:
+        require(f.export_feed_forward_shards >= 1,
+                "--export_feed_forward_shards must be >= 1, got "
+                f"{f.export_feed_forward_shards}")
+        require(not (f["export_feed_forward_shards"].present
+                     and "export_constant_kernels" in f
+                     and f.export_constant_kernels),
+                "--export_feed_forward_shards is read only without "
+                "--export_constant_kernels (constant kernels stay whole)")
     require(f.tpu is None or f.distribution_strategy == "tpu",
             "--tpu is read only with --distribution_strategy=tpu")
     require(f.num_gpus is None or f.distribution_strategy in (
