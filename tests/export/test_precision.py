@@ -276,6 +276,22 @@ def test_constant_kernels_are_refused_for_float32_and_over_the_limit(
     assert os.listdir(tmp_path) == []
 
 
+@pytest.mark.parametrize("shards, precision, constant_kernels", [
+    (0, "float32", False),
+    (33, "float32", False),  # the tiny intermediate size is 32
+    (2, "bfloat16", True),
+])
+def test_impossible_feed_forward_shards_are_refused(
+        serving_modules, tokenizer, tmp_path, shards, precision,
+        constant_kernels):
+    model = serving_model(serving_modules["classifier"].model, precision)
+    with pytest.raises(ValueError, match=f"feed_forward_shards={shards}"):
+        export_saved_model(serving_module("classifier", model, tokenizer),
+                           str(tmp_path), constant_kernels=constant_kernels,
+                           feed_forward_shards=shards)
+    assert os.listdir(tmp_path) == []
+
+
 @pytest.mark.parametrize("kind", KINDS)
 def test_bfloat16_export_stays_close_to_float32(kind, loaded):
     output, bound = BOUNDS[kind]

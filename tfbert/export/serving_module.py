@@ -48,9 +48,10 @@ An export with variables stores each transformer block's feed-forward
 kernels as `FEED_FORWARD_SHARDS` column shards (read through
 `sharded_feed_forward`): on a small batch TensorFlow then runs the shards'
 matmuls side by side on two cores, where one whole matmul barely used the
-second (MiniLM, one sentence, 2 cores: float32 p50 8.5 -> 6.7 ms, bfloat16
-6.6 -> 5.3 ms; batch 32 1.04x / 1.07x; see benchmarks/RESULTS.md). It holds
-the shards instead of the whole kernels, so its size does not change.
+second (MiniLM, one sentence, 2 cores, against the same export with
+whole kernels: float32 p50 8.7 -> 6.9 ms, bfloat16 7.0 -> 5.3 ms; batch 32
+1.03x / 1.05x; see benchmarks/RESULTS.md). It holds the shards instead of
+the whole kernels, so its size does not change.
 """
 
 import contextlib
