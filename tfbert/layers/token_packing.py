@@ -1,7 +1,19 @@
 """Inference on a padded batch's real tokens only: `TokenPacking` and
 `trailing_padding_removed`."""
 
+import keras
 from keras import ops
+
+
+def _take_rows(x, rows):
+    """`x[rows]` for int32 `rows` in [0, len(x)). TensorFlow gets a bare
+    GatherV2: `ops.take` adds four ops per gather to wrap negative indices,
+    which these never are (~100 ops in a MiniLM call)."""
+    if keras.backend.backend() == "tensorflow":
+        import tensorflow as tf
+
+        return tf.gather(x, rows)
+    return ops.take(x, rows, axis=0)
 
 
 def trailing_padding_removed(inputs):
@@ -70,21 +82,21 @@ class TokenPacking:
         # is always kept, so that one lies in the same batch row).
         self._rows = ops.cumsum(ops.cast(self._keep, "int32")) - 1
         # int32 [batch]: where each row's position 0 lies in the packing.
-        self.first_positions = ops.take(
+        self.first_positions = _take_rows(
             self._rows, ops.arange(self.batch) * self.seq)
         self._head_indices = {}
 
     def pack(self, x):
         """[batch, seq, ...] -> [tokens, ...], the kept positions in order."""
         rows = ops.reshape(x, (-1, *x.shape[2:]))
-        return ops.take(rows, self.positions, axis=0)
+        return _take_rows(rows, self.positions)
 
     def unpack(self, x):
         """[tokens, ...] -> [batch, seq, ...], zeros at dropped positions."""
         # Dropped positions read an appended zero row.
         padded = ops.pad(x, [[0, 1]] + [[0, 0]] * (len(x.shape) - 1))
         rows = ops.where(self._keep, self._rows, ops.shape(x)[0])
-        return self._batched(ops.take(padded, rows, axis=0))
+        return self._batched(_take_rows(padded, rows))
 
     def spread_heads(self, x, num_heads):
         """[tokens, N * head] -> [batch, N, seq, head] for attention: the
@@ -96,14 +108,14 @@ class TokenPacking:
         dropped by `pack_heads`: what they hold is never used."""
         head = x.shape[-1] // num_heads
         rows = ops.reshape(x, (-1, head))  # [tokens * N, head]
-        return ops.take(rows, self._head_index(num_heads)[0], axis=0)
+        return _take_rows(rows, self._head_index(num_heads)[0])
 
     def pack_heads(self, x):
         """[batch, N, seq, head] -> [tokens, N * head]: `pack` of the
         heads merged back, by one gather."""
         num_heads, head = x.shape[1], x.shape[-1]
         rows = ops.reshape(x, (-1, head))  # [batch * N * seq, head]
-        packed = ops.take(rows, self._head_index(num_heads)[1], axis=0)
+        packed = _take_rows(rows, self._head_index(num_heads)[1])
         return ops.reshape(packed, (-1, num_heads * head))
 
     def _head_index(self, num_heads):
@@ -127,4 +139,4 @@ class TokenPacking:
 
     def first_tokens(self, x):
         """[tokens, ...] -> [batch, 1, ...]: each row's position 0."""
-        return ops.take(x, self.first_positions, axis=0)[:, None]
+        return _take_rows(x, self.first_positions)[:, None]
