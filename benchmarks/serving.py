@@ -45,8 +45,8 @@ sentences, p50/p99 latency at batch 1 over the first `--latency_sentences`
 (the first time the runtime sees each of their lengths at batch 1) and the
 p50 of a second pass over the same sentences (every length seen before:
 TensorFlow's oneDNN kernels set up their work per input shape, so this is
-what a server settles at), cold start (process start -> imports -> load -> first answered batch),
-peak RSS (the process's VmHWM) and peak private memory (RssAnon, sampled by
+what a server settles at), cold start (process start -> imports -> load ->
+first answered batch), peak RSS (the process's VmHWM) and peak private memory (RssAnon, sampled by
 the parent), the size of what the runtime loads from disk, dev accuracy, and
 agreement with HF's labels (plus the max abs difference of probabilities).
 Ratios are against HF. Prints a Markdown table and one JSON line.

@@ -305,11 +305,10 @@ class _ExportWeights:
     def __init__(self, model, constant_kernels, feed_forward_shards=None):
         if feed_forward_shards is None:
             feed_forward_shards = 1 if constant_kernels else FEED_FORWARD_SHARDS
-        if feed_forward_shards < 1 or (constant_kernels
-                                       and feed_forward_shards > 1):
+        if constant_kernels and feed_forward_shards != 1:
             raise ValueError(
-                f"feed_forward_shards={feed_forward_shards}: must be >= 1, "
-                "and 1 with constant kernels")
+                f"feed_forward_shards={feed_forward_shards}: constant kernels "
+                "stay whole (1)")
         self._kernels, self._constants, self._shards = [], None, {}
         self.variables, self.replaced = [], []
         if constant_kernels:
@@ -324,10 +323,6 @@ class _ExportWeights:
             block.intermediate_dense.kernel, block.intermediate_dense.bias,
             block.output_dense.kernel)]
         for block in blocks:
-            if feed_forward_shards > block.intermediate_size:
-                raise ValueError(
-                    f"feed_forward_shards={feed_forward_shards}: above the "
-                    f"intermediate size {block.intermediate_size}")
             self._shards[block] = [
                 tuple(tf.Variable(array, trainable=False,
                                   name=f"{block.name}/{name}_shard_{i}")

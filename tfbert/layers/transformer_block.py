@@ -169,12 +169,19 @@ class TransformerBlock(keras.layers.Layer):
         """The feed-forward kernels cut into `num_shards` column shards for
         `sharded_feed_forward`: a list of (inner_kernel [H, I_j],
         inner_bias [I_j], outer_kernel [I_j, H]) numpy arrays in the
-        weights' dtype, the I_j as equal as the intermediate size allows."""
+        weights' dtype, the I_j as equal as the intermediate size allows.
+
+        Raises:
+          ValueError: `num_shards` below 1 or above the intermediate size.
+        """
+        size = self.intermediate_size
+        if not 1 <= num_shards <= size:
+            raise ValueError(f"feed_forward_shards={num_shards}: must be in "
+                             f"[1, the intermediate size {size}]")
         inner_kernel, inner_bias, outer_kernel = (
             keras.ops.convert_to_numpy(weight) for weight in (
                 self.intermediate_dense.kernel, self.intermediate_dense.bias,
                 self.output_dense.kernel))
-        size = self.intermediate_size
         bounds = [size * i // num_shards for i in range(num_shards + 1)]
         return [(inner_kernel[:, start:end], inner_bias[start:end],
                  outer_kernel[start:end])
