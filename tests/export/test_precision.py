@@ -44,15 +44,20 @@ TEXTS = {
 }
 
 
+def element_type(node):
+    """A matmul node's input element type (`BatchMatMulV3` names it Ta)."""
+    return tf.dtypes.as_dtype(
+        node.attr["Ta" if "Ta" in node.attr else "T"].type).name
+
+
 def matmul_dtypes(concrete_function):
     """Counter of the element types of every matmul in a (loaded) concrete
     function's graph, nested functions included."""
     graph = concrete_function.graph.as_graph_def()
     nodes = list(graph.node) + [node for function in graph.library.function
                                 for node in function.node_def]
-    return collections.Counter(
-        tf.dtypes.as_dtype(node.attr["T"].type).name for node in nodes
-        if node.op in MATMULS)
+    return collections.Counter(element_type(node) for node in nodes
+                               if node.op in MATMULS)
 
 
 @pytest.fixture(scope="module")
@@ -128,7 +133,8 @@ for path, request in requests.items():
             for node in graph.node:
                 if "MatMul" in node.op or node.op in ("Erf", "Erfc"):
                     fused = [op.decode() for op in node.attr["fused_ops"].list.s]
-                    dtype = tf.dtypes.as_dtype(node.attr["T"].type).name
+                    dtype = tf.dtypes.as_dtype(node.attr[
+                        "Ta" if "Ta" in node.attr else "T"].type).name
                     ops["+".join([node.op] + fused) + ":" + dtype] += 1
     found[path] = ops
 print(json.dumps(found))

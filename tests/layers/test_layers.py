@@ -88,6 +88,63 @@ def test_attention_with_key_padding_mask():
                                atol=1e-5)
 
 
+def _attention_ops_run(layer, x, mask):
+    """The op types TensorFlow's executor ran (after its rewrites, oneDNN's
+    included) for `layer(x, mask, training=False)` in a graph, and the
+    output: the variables frozen into constants, run in a TF1 Session (as
+    TF Serving runs a SavedModel) with a full trace."""
+    import tensorflow as tf
+    from tensorflow.python.framework.convert_to_constants import (
+        convert_variables_to_constants_v2)
+
+    forward = tf.function(lambda x, mask: layer(x, mask, training=False))
+    frozen = convert_variables_to_constants_v2(forward.get_concrete_function(
+        tf.TensorSpec([None, None, x.shape[-1]], tf.float32),
+        tf.TensorSpec([None, None], tf.int32)))
+    graph = tf.Graph()
+    with graph.as_default():
+        tf.graph_util.import_graph_def(frozen.graph.as_graph_def(), name="")
+    inputs = [tensor.name for tensor in frozen.inputs]
+    with tf.compat.v1.Session(graph=graph) as session:
+        metadata = tf.compat.v1.RunMetadata()
+        output = session.run(
+            frozen.outputs[0].name, dict(zip(inputs, (x, mask))),
+            options=tf.compat.v1.RunOptions(
+                trace_level=tf.compat.v1.RunOptions.FULL_TRACE),
+            run_metadata=metadata)
+    ran = {node.timeline_label.split(" = ")[1].split("(")[0]
+           for device in metadata.step_stats.dev_stats
+           for node in device.node_stats if " = " in node.timeline_label}
+    return ran, output
+
+
+@pytest.mark.parametrize("batch,seq", [(1, 7), (2, 22), (3, 19), (4, 40)])
+def test_attention_inference_kernels_follow_the_problem_size(batch, seq):
+    """At inference TensorFlow runs attention's batch matmuls as
+    `BatchMatMulV3` (its own kernels, which oneDNN does not take over) up to
+    `SMALL_ATTENTION_SCORES` scores per head, and as the default
+    `BatchMatMulV2` (oneDNN's where it is on) above; both give the
+    reference values, padding masked."""
+    from tfbert.layers import attention
+
+    layer = MultiHeadSelfAttention(num_heads=2, dropout=0.0)
+    layer.build((None, None, 8))
+    _randomize(layer)
+    x = RNG.normal(size=(batch, seq, 8)).astype(np.float32)
+    mask = np.ones((batch, seq), np.int32)
+    mask[0, seq // 2:] = 0
+    ran, output = _attention_ops_run(layer, x, mask)
+    np.testing.assert_allclose(output, _attention_reference(x, mask, layer),
+                               atol=1e-5)
+    matmuls = {op for op in ran if "BatchMatMul" in op}
+    softmaxes = {op for op in ran if "Softmax" in op}
+    if batch * seq * seq <= attention.SMALL_ATTENTION_SCORES:
+        assert (matmuls, softmaxes) == ({"BatchMatMulV3"}, {"LogSoftmax"})
+    else:
+        assert matmuls and matmuls <= {"BatchMatMulV2", "_MklBatchMatMulV2"}
+        assert softmaxes and softmaxes <= {"Softmax", "_MklSoftmax"}
+
+
 def _block_reference(x, mask, block):
     ln1, ln2 = block.attention_layer_norm, block.output_layer_norm
     x1 = _layer_norm(x + _attention_reference(x, mask, block.attention),
