@@ -8,6 +8,12 @@ weights written with `write_checkpoint`, loaded by both frameworks). Inputs
 are random ids, no padding. Each framework runs in its own subprocess so
 its peak resident memory (VmHWM) is its own; the parent prints seq/s and the
 ratio tfbert / HF for every setting.
+
+With `--rounds=N` the two frameworks' subprocesses take turns N times (the
+first in each round alternating) and the parent prints the median seq/s of
+each and the median of the per-round ratios: on a shared machine HF's own
+rate has moved by ~25 % between runs minutes apart, which one round of
+each cannot tell from a difference between the frameworks.
 """
 
 import json
@@ -31,6 +37,9 @@ def define_flags():
     flags.DEFINE_float("min_seconds", 8.0,
                        "Time each setting for at least this long (after warm-up).")
     flags.DEFINE_integer("min_iterations", 3, "...and at least this many calls.")
+    flags.DEFINE_integer("rounds", 1,
+                         "Times each framework's subprocess runs, taking "
+                         "turns; medians are reported.")
     flags.DEFINE_string("worker", None, "Internal: run one framework's timings.")
     flags.DEFINE_string("checkpoint", None, "Internal: checkpoint directory.")
 
@@ -176,19 +185,39 @@ def main(argv):
     with tempfile.TemporaryDirectory() as workdir:
         for model in FLAGS.models:
             checkpoint = _checkpoint(model, workdir)
-            torch_run = _spawn("torch", checkpoint)
-            tf_run = _spawn("tf", checkpoint)
+            runs = {"torch": [], "tf": []}
+            for round_index in range(FLAGS.rounds):
+                order = ("torch", "tf") if round_index % 2 == 0 else ("tf",
+                                                                      "torch")
+                for framework in order:
+                    runs[framework].append(_spawn(framework, checkpoint))
             print(f"\n== {model} ==  peak RSS: tfbert "
-                  f"{tf_run['peak_rss_mb']:.0f} MB, HF torch "
-                  f"{torch_run['peak_rss_mb']:.0f} MB")
+                  f"{max(r['peak_rss_mb'] for r in runs['tf']):.0f} MB, "
+                  "HF torch "
+                  f"{max(r['peak_rss_mb'] for r in runs['torch']):.0f} MB"
+                  + (f"; medians of {FLAGS.rounds} rounds"
+                     if FLAGS.rounds > 1 else ""))
             for batch in FLAGS.batch_sizes:
-                hf = torch_run["seq_per_s"][f"hf_torch/{batch}"]
-                line = f"batch {batch:>3}: HF torch {hf:8.2f} seq/s"
+                hf = [r["seq_per_s"][f"hf_torch/{batch}"]
+                      for r in runs["torch"]]
+                line = f"batch {batch:>3}: HF torch {_median(hf):8.2f} seq/s"
                 for name in ("tfbert", "tfbert_xla"):
-                    ours = tf_run["seq_per_s"][f"{name}/{batch}"]
-                    line += f" | {name} {ours:8.2f} seq/s ({ours / hf:.2f}x)"
+                    ours = [r["seq_per_s"][f"{name}/{batch}"]
+                            for r in runs["tf"]]
+                    ratios = [a / b for a, b in zip(ours, hf)]
+                    line += (f" | {name} {_median(ours):8.2f} seq/s "
+                             f"({_median(ratios):.2f}x)")
+                    if FLAGS.rounds > 1:
+                        line += (" per round " + "/".join(
+                            f"{ratio:.2f}" for ratio in ratios))
                 print(line, flush=True)
 
+
+def _median(values):
+    values = sorted(values)
+    middle = len(values) // 2
+    return (values[middle] if len(values) % 2
+            else (values[middle - 1] + values[middle]) / 2)
 
 if __name__ == "__main__":
     define_flags()
