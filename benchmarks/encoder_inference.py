@@ -219,6 +219,7 @@ def _median(values):
     return (values[middle] if len(values) % 2
             else (values[middle - 1] + values[middle]) / 2)
 
+
 if __name__ == "__main__":
     define_flags()
     app.run(main)
