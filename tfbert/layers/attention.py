@@ -14,9 +14,30 @@ from tfbert.layers.masking import padding_bias
 SMALL_ATTENTION_SCORES = 1024
 
 
+def _scaled_dot_product(query, key, value, bias, dropout=None):
+    """`softmax(query @ key^T + bias) @ value` in Keras ops.
+
+    Args:
+      query: [batch, N, q, head]; key, value: [batch, N, k, head], in the
+        compute dtype.
+      bias: float32 [batch, 1, 1, k], added to the float32 scores.
+      dropout: optional function applied to the probabilities (cast to the
+        compute dtype).
+
+    Returns:
+      [batch, N, q, head] in the dtype of `value`.
+    """
+    scores = ops.cast(ops.matmul(query, ops.transpose(key, (0, 1, 3, 2))),
+                      "float32")  # [batch, N, q, k]
+    probs = ops.cast(ops.softmax(scores + bias, axis=-1), value.dtype)
+    if dropout is not None:
+        probs = dropout(probs)
+    return ops.matmul(probs, value)
+
+
 def _tensorflow_inference_context(query, key, value, bias):
-    """`softmax(query @ key^T + bias) @ value` for TensorFlow inference,
-    with kernels chosen by size at run time.
+    """`_scaled_dot_product` for TensorFlow inference, with kernels chosen
+    by size at run time.
 
     With oneDNN (TensorFlow's default on CPUs with AVX512_VNNI, AVX512_BF16
     or AMX) batch matmuls and softmax run as oneDNN kernels, each with a
@@ -27,13 +48,8 @@ def _tensorflow_inference_context(query, key, value, bias):
     oneDNN's are faster (up to 3x at batch 32), so a `tf.cond` picks per
     call: up to `SMALL_ATTENTION_SCORES` the small kernels.
 
-    Args:
-      query: [batch, N, q, head]; key, value: [batch, N, k, head], all in
-        float32 or bfloat16.
-      bias: float32 [batch, 1, 1, k], added to the float32 scores.
-
-    Returns:
-      [batch, N, q, head] in the dtype of `value`.
+    Args and returns: as `_scaled_dot_product` (no dropout), the inputs in
+    float32 or bfloat16.
     """
     import tensorflow as tf
 
@@ -46,14 +62,10 @@ def _tensorflow_inference_context(query, key, value, bias):
         return tf.raw_ops.BatchMatMulV3(x=tf.cast(probs, dtype), y=value,
                                         Tout=dtype)
 
-    def large():
-        scores = tf.matmul(query, key, transpose_b=True)
-        probs = tf.nn.softmax(tf.cast(scores, "float32") + bias)
-        return tf.matmul(tf.cast(probs, dtype), value)
-
     query_shape, key_shape = tf.shape(query), tf.shape(key)
     scores = query_shape[0] * query_shape[2] * key_shape[2]
-    return tf.cond(scores <= SMALL_ATTENTION_SCORES, small, large)
+    return tf.cond(scores <= SMALL_ATTENTION_SCORES, small,
+                   lambda: _scaled_dot_product(query, key, value, bias))
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
@@ -156,13 +168,9 @@ class MultiHeadSelfAttention(keras.layers.Layer):
                 and self.compute_dtype in ("float32", "bfloat16")):
             context = _tensorflow_inference_context(query, key, value, bias)
         else:
-            scores = ops.cast(
-                ops.matmul(query, ops.transpose(key, (0, 1, 3, 2))),
-                "float32")  # [batch, N, seq_q, seq_k]
-            probs = ops.softmax(scores + bias, axis=-1)
-            probs = self.dropout_layer(ops.cast(probs, self.compute_dtype),
-                                       training=training)
-            context = ops.matmul(probs, value)  # [batch, N, seq_q, head]
+            context = _scaled_dot_product(
+                query, key, value, bias,
+                lambda probs: self.dropout_layer(probs, training=training))
         if own_queries and packing is not None:
             context = packing.pack_heads(context)
         else:
