@@ -300,6 +300,20 @@ def test_bad_feed_forward_shards_fail_before_training(
     assert not (tmp_path / "model").exists()
 
 
+def test_more_feed_forward_shards_than_columns_fail_before_training(
+        tmp_path, tiny_checkpoint, sst2_train_dir):
+    """The intermediate size comes from the checkpoint: checked once the
+    model is built, before training (the tiny checkpoint's is 64)."""
+    with pytest.raises(runner.UserError,
+                       match="--export_feed_forward_shards=65 exceeds the "
+                             "intermediate size 64"):
+        _run(tmp_path, tiny_checkpoint, sst2_train_dir,
+             f"--export_dir={tmp_path / 'export'}",
+             "--export_feed_forward_shards=65")
+    assert not (tmp_path / "export").exists()
+    assert not list((tmp_path / "model").glob("**/checkpoint*"))
+
+
 def test_constant_kernels_need_bfloat16(tmp_path, tiny_checkpoint,
                                         sst2_train_dir):
     with pytest.raises(runner.UserError, match="--export_constant_kernels"):

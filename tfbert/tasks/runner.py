@@ -438,6 +438,13 @@ def prepare(task, stack):
         raise UserError(f"--max_seq_length={f.max_seq_length} exceeds the "
                         f"{positions} positions of --init_checkpoint="
                         f"{f.init_checkpoint}")
+    inner = model.encoder.config.intermediate_size
+    if ("export_feed_forward_shards" in f
+            and f.export_feed_forward_shards > inner):
+        raise UserError(f"--export_feed_forward_shards="
+                        f"{f.export_feed_forward_shards} exceeds the "
+                        f"intermediate size {inner} of --init_checkpoint="
+                        f"{f.init_checkpoint}")
     if f.do_train:
         # Last: the run is known to be valid before its state is touched.
         if f.overwrite_model_dir:
