@@ -176,6 +176,21 @@ def test_matmul_bias_and_gelu_run_as_one_onednn_kernel(kind, variant,
 
 
 @pytest.mark.parametrize("kind", KINDS)
+def test_float32_residual_adds_run_inside_their_matmuls(kind, onednn_run_ops,
+                                                       precision_exports):
+    """With oneDNN, a float32 export adds the attention's residual inside
+    its output projection (BiasAdd + Add fused; the tiny exports have one
+    block). The feed-forward shards' outputs and the residual are summed by
+    one AddN (Grappler merges the adds), so no second fusion there."""
+    if not onednn_run_ops["onednn"]:
+        pytest.skip("this TensorFlow build has no oneDNN")
+    ops = onednn_run_ops[precision_exports[kind, "float32"]]
+    fused = sum(n for op, n in ops.items()
+                if op.startswith("_Mkl") and "+BiasAdd+Add:" in op)
+    assert fused == 1, ops
+
+
+@pytest.mark.parametrize("kind", KINDS)
 def test_bfloat16_weights_are_stored_in_bfloat16(kind, loaded):
     signature = loaded[kind, "bfloat16"].signatures["serving_default"]
     dtypes = collections.Counter(

@@ -88,11 +88,12 @@ def test_attention_with_key_padding_mask():
                                atol=1e-5)
 
 
-def _attention_ops_run(layer, x, mask):
-    """The op types TensorFlow's executor ran (after its rewrites, oneDNN's
-    included) for `layer(x, mask, training=False)` in a graph, and the
-    output: the variables frozen into constants, run in a TF1 Session (as
-    TF Serving runs a SavedModel) with a full trace."""
+def _inference_ops_run(layer, x, mask):
+    """The ops TensorFlow's executor ran (after its rewrites, oneDNN's
+    included) for `layer(x, mask, training=False)` in a graph, as (op type,
+    number of inputs) pairs, and the output: the variables frozen into
+    constants, run in a TF1 Session (as TF Serving runs a SavedModel) with
+    a full trace."""
     import tensorflow as tf
     from tensorflow.python.framework.convert_to_constants import (
         convert_variables_to_constants_v2)
@@ -112,9 +113,14 @@ def _attention_ops_run(layer, x, mask):
             options=tf.compat.v1.RunOptions(
                 trace_level=tf.compat.v1.RunOptions.FULL_TRACE),
             run_metadata=metadata)
-    ran = {node.timeline_label.split(" = ")[1].split("(")[0]
-           for device in metadata.step_stats.dev_stats
-           for node in device.node_stats if " = " in node.timeline_label}
+    ran = []
+    for device in metadata.step_stats.dev_stats:
+        for node in device.node_stats:
+            if " = " in node.timeline_label:  # "name = Op(input, ...)"
+                call = node.timeline_label.split(" = ")[1]
+                arguments = call[call.index("(") + 1:call.rindex(")")]
+                ran.append((call.split("(")[0],
+                            len(arguments.split(", ")) if arguments else 0))
     return ran, output
 
 
@@ -133,11 +139,11 @@ def test_attention_inference_kernels_follow_the_problem_size(batch, seq):
     x = RNG.normal(size=(batch, seq, 8)).astype(np.float32)
     mask = np.ones((batch, seq), np.int32)
     mask[0, seq // 2:] = 0
-    ran, output = _attention_ops_run(layer, x, mask)
+    ran, output = _inference_ops_run(layer, x, mask)
     np.testing.assert_allclose(output, _attention_reference(x, mask, layer),
                                atol=1e-5)
-    matmuls = {op for op in ran if "BatchMatMul" in op}
-    softmaxes = {op for op in ran if "Softmax" in op}
+    matmuls = {op for op, _ in ran if "BatchMatMul" in op}
+    softmaxes = {op for op, _ in ran if "Softmax" in op}
     if batch * seq * seq <= attention.SMALL_ATTENTION_SCORES:
         assert (matmuls, softmaxes) == ({"BatchMatMulV3"}, {"LogSoftmax"})
     else:
@@ -170,6 +176,28 @@ def test_transformer_block_is_post_layer_norm():
     mask = np.array([[1, 1, 0, 0], [1, 1, 1, 1]], np.int32)
     np.testing.assert_allclose(block(x, mask), _block_reference(x, mask, block),
                                atol=1e-4)
+
+
+def test_transformer_block_residual_adds_run_inside_their_matmuls():
+    """With oneDNN, the block's inference graph adds each residual inside
+    the projection before it (the attention output and the second
+    feed-forward matmul: one fused kernel each, with 4 inputs: rows,
+    kernel, bias, residual), and computes the block's values."""
+    from tensorflow.python.util import _pywrap_util_port
+
+    if not _pywrap_util_port.IsMklEnabled():
+        pytest.skip("this TensorFlow build has no oneDNN")
+    block = _tiny_block()
+    x = RNG.normal(size=(2, 4, 8)).astype(np.float32)
+    mask = np.array([[1, 1, 0, 0], [1, 1, 1, 1]], np.int32)
+    ran, output = _inference_ops_run(block, x, mask)
+    np.testing.assert_allclose(output, _block_reference(x, mask, block),
+                               atol=1e-4)
+    matmuls = [inputs for op, inputs in ran if "FusedMatMul" in op]
+    if not any(op.startswith("_Mkl") for op, _ in ran):
+        pytest.skip("oneDNN is off in this process")
+    # Q, K, V, attention output, the two feed-forward matmuls.
+    assert sorted(matmuls) == [3, 3, 3, 3, 4, 4], ran
 
 
 # Prefix padding, a hole, no padding, and a row without any real token.

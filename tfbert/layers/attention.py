@@ -5,7 +5,7 @@ import math
 import keras
 from keras import ops
 
-from tfbert.layers.fused_dense import fused_dense
+from tfbert.layers.fused_dense import add_residual, fused_dense
 from tfbert.layers.masking import padding_bias
 
 # At inference on TensorFlow, attention problems with at most this many
@@ -91,10 +91,14 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         only): `hidden_states` are then its packed rows [tokens, H], the
         projections run on those, and so does the output unless
         `query_states` is given.
+      residual: optional tensor of the output's shape added to the output
+        (at inference fused into the output projection where TensorFlow
+        can: `add_residual`).
 
     Returns:
       [batch, q, H] in the compute dtype (q = seq by default; [tokens, H]
-      with `packing` and no `query_states`). Scores and softmax are float32.
+      with `packing` and no `query_states`), in `residual`'s dtype with
+      one. Scores and softmax are float32.
     """
 
     def __init__(self, num_heads, dropout=0.1, initializer_range=0.02,
@@ -138,7 +142,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
         return ops.reshape(x, (batch, seq, self.hidden_size))
 
     def call(self, hidden_states, attention_mask, training=None,
-             query_states=None, packing=None):
+             query_states=None, packing=None, residual=None):
         if packing is None:
             batch, seq = ops.shape(hidden_states)[:2]
 
@@ -175,7 +179,11 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             context = packing.pack_heads(context)
         else:
             context = self._merge_heads(context, batch, queries)
-        return dense(self.output_dense, context)
+        if training:
+            output = self.output_dense(context)
+            return output if residual is None else add_residual(output,
+                                                                residual)
+        return fused_dense(self.output_dense, context, residual=residual)
 
     def compute_output_shape(self, input_shape, *args):
         return input_shape

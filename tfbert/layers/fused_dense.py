@@ -15,6 +15,28 @@ def bias_add(x, bias):
     return x + bias
 
 
+def add_residual(outputs, residual):
+    """`outputs + residual` in `residual`'s dtype. On TensorFlow, when both
+    have one dtype, as AddN: TensorFlow's oneDNN rewrite fuses a two-input
+    AddN after MatMul + BiasAdd into the matmul's kernel (the add becomes
+    its sum post-op); it leaves AddV2 a separate pass over the rows.
+
+    Args:
+      outputs: [tokens, units], e.g. a `fused_matmul` result used nowhere
+        else (a second consumer, even a Shape, prevents the fusion).
+      residual: [tokens, units].
+
+    Returns:
+      [tokens, units] in `residual`'s dtype.
+    """
+    if (keras.backend.backend() == "tensorflow"
+            and outputs.dtype == residual.dtype):
+        import tensorflow as tf
+
+        return tf.math.add_n([outputs, residual])
+    return ops.cast(outputs, residual.dtype) + residual
+
+
 def fused_matmul(rows, kernel, bias, activation=None):
     """`activation(rows @ kernel + bias)` as one 2-D matmul, a bias add and
     the activation: the pattern TensorFlow's oneDNN rewrite turns into one
@@ -33,8 +55,9 @@ def fused_matmul(rows, kernel, bias, activation=None):
     return outputs if activation is None else activation(outputs)
 
 
-def fused_dense(dense, inputs, activation=None):
-    """`activation(inputs @ kernel + bias)` for a built `keras.layers.Dense`
+def fused_dense(dense, inputs, activation=None, residual=None):
+    """`activation(inputs @ kernel + bias) [+ residual]` for a built
+    `keras.layers.Dense`
     (the layer's own activation is not applied: pass it, or a function of
     the same values, as `activation`), as one 2-D matmul,
     a bias add and the activation: the pattern TensorFlow's oneDNN rewrite
@@ -51,11 +74,15 @@ def fused_dense(dense, inputs, activation=None):
       dense: a built `keras.layers.Dense` with a bias.
       inputs: [..., in_features].
       activation: None or an elementwise function (without custom gradient).
+      residual: optional [..., units] added to the outputs (`add_residual`:
+        fused into the matmul when it has the compute dtype).
 
     Returns:
-      [..., units] in the layer's compute dtype.
+      [..., units] in the layer's compute dtype (`residual`'s with one).
     """
     shape = ops.shape(inputs)
     rows = ops.reshape(ops.cast(inputs, dense.compute_dtype), (-1, shape[-1]))
     outputs = fused_matmul(rows, dense.kernel, dense.bias, activation)
+    if residual is not None:
+        outputs = add_residual(outputs, ops.reshape(residual, (-1, dense.units)))
     return ops.reshape(outputs, (*shape[:-1], dense.units))

@@ -8,7 +8,8 @@ from keras import ops
 
 from tfbert.layers.activations import get_activation
 from tfbert.layers.attention import MultiHeadSelfAttention
-from tfbert.layers.fused_dense import bias_add, fused_dense, fused_matmul
+from tfbert.layers.fused_dense import (add_residual, bias_add, fused_dense,
+                                      fused_matmul)
 from tfbert.layers.layer_norm import LayerNorm
 
 # block -> its feed-forward shards, inside `sharded_feed_forward`.
@@ -126,43 +127,54 @@ class TransformerBlock(keras.layers.Layer):
         if first_token_only:
             queries = (hidden_states[:, :1] if packing is None
                        else packing.first_tokens(hidden_states))
+        # Residual sums are float32: under mixed precision the sub-layer
+        # outputs are float16/bfloat16 while LayerNorm returns float32.
+        residual = ops.cast(hidden_states if queries is None else queries,
+                            "float32")
+        if not training:
+            # Each residual add goes into the projection before it, which
+            # TensorFlow fuses (`add_residual`); dropout is the identity.
+            hidden_states = self.attention_layer_norm(self.attention(
+                hidden_states, attention_mask, query_states=queries,
+                packing=packing, residual=residual))
+            return self.output_layer_norm(
+                self._inference_feed_forward(hidden_states))
         attended = self.attention(hidden_states, attention_mask,
                                   training=training, query_states=queries,
                                   packing=packing)
         attended = self.attention_output_dropout_layer(attended,
                                                        training=training)
-        if first_token_only:
-            hidden_states = queries
-        # Residual sums are float32: under mixed precision the sub-layer
-        # outputs are float16/bfloat16 while LayerNorm returns float32.
         hidden_states = self.attention_layer_norm(
-            ops.cast(hidden_states, "float32") + ops.cast(attended, "float32"))
-        if training:
-            outer = self.output_dense(self.intermediate_dense(hidden_states))
-        else:
-            outer = self._inference_feed_forward(hidden_states)
+            residual + ops.cast(attended, "float32"))
+        outer = self.output_dense(self.intermediate_dense(hidden_states))
         outer = self.output_dropout_layer(outer, training=training)
         return self.output_layer_norm(
             hidden_states + ops.cast(outer, "float32"))
 
     def _inference_feed_forward(self, hidden_states):
-        """The feed-forward layer's values in the form TensorFlow fuses (see
-        `fused_dense`), from column shards inside `sharded_feed_forward`."""
+        """`hidden_states` + the feed-forward layer's output, float32, in the
+        form TensorFlow fuses (see `fused_dense`, `add_residual`), from
+        column shards inside `sharded_feed_forward`."""
         shards = _FEED_FORWARD_SHARDS.get().get(self)
         if shards is None:
             inner = fused_dense(self.intermediate_dense, hidden_states,
                                 self.inference_activation)
-            return fused_dense(self.output_dense, inner)
+            return fused_dense(self.output_dense, inner,
+                               residual=hidden_states)
         dtype = self.output_dense.compute_dtype
         shape = ops.shape(hidden_states)
         rows = ops.reshape(ops.cast(hidden_states, dtype), (-1, shape[-1]))
-        outer = None
+        # The output bias goes with the first shard (fused into its matmul);
+        # Grappler merges the shards' outputs and the residual into one AddN.
+        outer = ops.reshape(hidden_states, (-1, shape[-1]))
+        bias = self.output_dense.bias
         for inner_kernel, inner_bias, outer_kernel in shards:
             inner = fused_matmul(rows, inner_kernel, inner_bias,
                                  self.inference_activation)
             part = ops.matmul(inner, ops.cast(outer_kernel, dtype))
-            outer = part if outer is None else outer + part
-        outer = bias_add(outer, ops.cast(self.output_dense.bias, dtype))
+            if bias is not None:
+                part, bias = bias_add(part, ops.cast(bias, dtype)), None
+            outer = add_residual(part, outer)
         return ops.reshape(outer, shape)
 
     def feed_forward_shards(self, num_shards):
