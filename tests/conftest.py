@@ -68,7 +68,10 @@ def collect_keras_iterators():
     in a reference cycle; freed by a later automatic collection, a tf.data
     iterator waits for its autotuning thread to wake from a sleep that grows
     with the iterator's age (measured: 26-56 s stalls, with nothing else to
-    run on that worker); freed now, it is seconds old (~0.35 s)."""
+    run on that worker); freed now, it is seconds old (~0.35 s). The task
+    modules' datasets run without that thread (`prefetch_for_keras`); tests
+    that build their own datasets, or train under an explicit strategy,
+    still start it."""
     yield
     global _keras_loop_ran
     if _keras_loop_ran:

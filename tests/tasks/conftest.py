@@ -31,6 +31,12 @@ def run_task(task_class, argv):
     return task, prepared
 
 
+def assert_runs_without_autotuning(dataset):
+    """The task hands Keras `dataset` through `prefetch_for_keras` (see its
+    docstring for why)."""
+    assert dataset.options().autotune.enabled is False
+
+
 def write_glue_subset(shared_data_dir, task, out_dir, n_train=48, n_dev=24,
                       with_test=False):
     """Copies the first rows of a real GLUE task into OUT_DIR/<TASK>/ (no

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tests.tasks.conftest import run_task
+from tests.tasks.conftest import assert_runs_without_autotuning, run_task
 from tfbert.data.conll import read_conll
 from tfbert.data.squad import read_squad_examples
 from tfbert.tasks.glue import GlueTask
@@ -95,6 +95,7 @@ def test_squad_trains_predicts_and_exports(family, version, zoo_checkpoints,
         "--learning_rate=1e-3"])
     assert task.layout == Preprocessor.from_pretrained(
         zoo_checkpoints[family]).layout
+    assert_runs_without_autotuning(task.train_dataset()[0])
     predictions = json.loads((model_dir / "predictions.json").read_text())
     examples = read_squad_examples(dev)
     assert set(predictions) == {e.qas_id for e in examples}
@@ -147,6 +148,7 @@ def test_ner_trains_predicts_and_exports(family, zoo_checkpoints, tmp_path,
         "--train_batch_size=8", "--num_train_epochs=1",
         "--learning_rate=1e-3"])
     assert "pooled_output" not in prepared.model.encoder.output
+    assert_runs_without_autotuning(task.train_dataset()[0])
     written = [[line.split(" ") for line in block.splitlines()]
                for block in (model_dir / "test_predictions.txt").read_text(
                    encoding="utf-8").strip("\n").split("\n\n")]

@@ -13,7 +13,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tests.tasks.conftest import run_task
+from tests.tasks.conftest import assert_runs_without_autotuning, run_task
 from tfbert.config import BertConfig
 from tfbert.data import pretraining
 from tfbert.data.wikipedia import convert_wikiextractor
@@ -231,6 +231,7 @@ def test_pretraining_trains_and_exports_the_family_model(
     hf_model, info = hf_class.from_pretrained(export_dir,
                                               output_loading_info=True)
     assert not info["missing_keys"], info
+    assert_runs_without_autotuning(task.eval_dataset)
     batch = next(iter(task.eval_dataset))[0]
     ours = prepared.model(batch, training=False)
     mlm, sentence = _hf_masked_lm_outputs(hf_model.eval(), batch,

@@ -14,7 +14,8 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tests.tasks.conftest import parse_task_flags, run_task
+from tests.tasks.conftest import (assert_runs_without_autotuning,
+                                  parse_task_flags, run_task)
 from tfbert.tasks import runner
 from tfbert.tasks.glue import GlueTask
 
@@ -113,6 +114,14 @@ def test_batches_pad_to_their_longest_by_default(baseline):
     dataset, _ = baseline["task"].train_dataset()
     widths = {int(x["input_word_ids"].shape[1]) for x, _ in dataset}
     assert max(widths) <= 32 and len(widths) > 1
+
+
+def test_train_and_eval_datasets_run_without_autotuning(tmp_path,
+                                                       tiny_checkpoint,
+                                                       sst2_dir):
+    task, _ = _run(tmp_path, tiny_checkpoint, sst2_dir, "--do_eval")
+    assert_runs_without_autotuning(task.train_dataset()[0])
+    assert_runs_without_autotuning(task.eval_sets[0][2])
 
 
 def test_eval_batch_size(tmp_path, tiny_checkpoint, sst2_dir):

@@ -58,3 +58,22 @@ def batch_examples(dataset, batch_size, *, max_seq_length, by_length=True,
 def count_batches(dataset):
     """Number of elements of a finite dataset (iterates it once)."""
     return int(dataset.reduce(tf.constant(0, tf.int64), lambda n, _: n + 1))
+
+
+def prefetch_for_keras(dataset):
+    """`dataset` with its next batches prefetched, as the task modules hand it
+    to Keras `fit`/`evaluate`/`predict`. Elements are unchanged.
+
+    tf.data's autotuning model is off for the whole pipeline: `AUTOTUNE`
+    map parallelism then stays at its starting value (one call per core, at
+    most 16) and `AUTOTUNE` prefetch buffers still grow on their own. The
+    model's background thread sleeps between passes for a period that
+    doubles up to 60 s, and freeing an iterator waits for that thread: on
+    this 2-core machine, collecting the iterators of finished `fit` calls
+    stalled for seconds to nearly a minute. (Under a tf.distribute
+    strategy other than the default one, Keras reads the dataset through
+    per-device iterators of TensorFlow's own making, which keep the model.)
+    """
+    options = tf.data.Options()
+    options.autotune.enabled = False
+    return dataset.prefetch(tf.data.AUTOTUNE).with_options(options)

@@ -4,6 +4,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from tfbert.data.batching import prefetch_for_keras
 from tfbert.models.bert_classifier import BertClassifier
 from tfbert.models.encoder_task_model import EncoderTaskModel
 from tfbert.text.bert_preprocessor import BertPreprocessor
@@ -209,7 +210,8 @@ class BertTextClassifier(EncoderTaskModel, keras.Model):
             x if y is None else (x, y))
         if shuffle:
             dataset = dataset.shuffle(count, reshuffle_each_iteration=True)
-        return dataset.batch(batch_size or DEFAULT_BATCH_SIZE)
+        return prefetch_for_keras(
+            dataset.batch(batch_size or DEFAULT_BATCH_SIZE))
 
     def compile_from_config(self, config):
         # Keras' own version refuses models that override `compile`; the

@@ -26,7 +26,8 @@ import numpy as np
 import tensorflow as tf
 
 from tfbert.data import glue as glue_data
-from tfbert.data.batching import batch_examples, count_batches, pack_texts
+from tfbert.data.batching import (batch_examples, count_batches, pack_texts,
+                                  prefetch_for_keras)
 from tfbert.metrics import glue as glue_metrics
 from tfbert.models import BertClassifier
 from tfbert.tasks import runner
@@ -67,7 +68,7 @@ def build_dataset(examples, task, preprocessor, batch_size, *, training,
     num_batches = count_batches(dataset)
     dataset = dataset.apply(tf.data.experimental.assert_cardinality(
         num_batches))
-    return dataset.prefetch(tf.data.AUTOTUNE), num_batches
+    return prefetch_for_keras(dataset), num_batches
 
 
 def build_model(task, init_checkpoint, dropout=0.1):

@@ -23,7 +23,7 @@ from tfbert.data.conll import (check_tags, labels_from_sentences,
                                parse_labels, read_conll)
 from tfbert.data.ner_alignment import (IGNORE_LABEL, convert_to_features,
                                        pad_batch, stitch_predictions)
-from tfbert.data.batching import FEATURES
+from tfbert.data.batching import FEATURES, prefetch_for_keras
 from tfbert.metrics.ner import ner_metrics
 from tfbert.models import BertTokenClassifier, Encoder
 from tfbert.models.bert_token_classifier import token_classification_loss
@@ -57,7 +57,7 @@ def train_dataset(features, batch_size, seed, max_seq_length=None):
         padding_values=({k: 0 for k in FEATURES}, IGNORE_LABEL))
     dataset = dataset.apply(tf.data.experimental.assert_cardinality(
         num_batches))
-    return dataset.prefetch(tf.data.AUTOTUNE), num_batches
+    return prefetch_for_keras(dataset), num_batches
 
 
 def predict_tags(model, features, labels, batch_size=64, max_seq_length=None):

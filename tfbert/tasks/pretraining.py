@@ -46,6 +46,7 @@ from tfbert.checkpoints import load_pretrainer, read_checkpoint, save_pretrainer
 from tfbert.checkpoints.variable_map import HEAD_PREFIX
 from tfbert.config import BertConfig
 from tfbert.data import pretraining
+from tfbert.data.batching import prefetch_for_keras
 from tfbert.metrics.masked_lm import MaskedLMAccuracy
 from tfbert.models import BertEncoder, BertPretrainer
 from tfbert.models.electra_encoder import ElectraEncoder
@@ -254,10 +255,12 @@ class PretrainingTask(runner.Task):
                 f"{pattern}: the data gives no full batch of {batch_size}; "
                 "lower the batch size")
         if self.replaced_token_detection:
-            return dataset.map(pretraining.replaced_token_inputs), steps
-        sentence_labels = self.objective is not None
-        return dataset.map(lambda features: pretraining.model_inputs(
-            features, sentence_labels)), steps
+            dataset = dataset.map(pretraining.replaced_token_inputs)
+        else:
+            sentence_labels = self.objective is not None
+            dataset = dataset.map(lambda features: pretraining.model_inputs(
+                features, sentence_labels))
+        return prefetch_for_keras(dataset), steps
 
     def build_model(self, init_checkpoint):
         vocab_size = self.tokenizer.vocab_size

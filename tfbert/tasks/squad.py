@@ -28,6 +28,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfbert.data import squad as squad_data
+from tfbert.data.batching import prefetch_for_keras
 from tfbert.data.squad_postprocess import postprocess_predictions
 from tfbert.layers.masking import MASKED_LOGIT
 from tfbert.metrics import squad as squad_metrics
@@ -52,7 +53,7 @@ def build_dataset(features, batch_size, *, training, seed=42,
     dataset = dataset.batch(batch_size)
     if not pad_to_max_length:
         dataset = dataset.map(_trim_to_longest)
-    return (dataset.prefetch(tf.data.AUTOTUNE),
+    return (prefetch_for_keras(dataset),
             math.ceil(len(features) / batch_size))
 
 

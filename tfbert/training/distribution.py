@@ -18,7 +18,8 @@ def get_strategy(name="one_device", num_gpus=None, tpu=None):
     """Returns a `tf.distribute.Strategy`.
 
     Args:
-      name: "one_device" (first GPU, else the CPU), "mirrored" (all local GPUs,
+      name: "one_device" (the first GPU; with none, TensorFlow's default
+        strategy: the CPU, without distribution), "mirrored" (all local GPUs,
         or `num_gpus` of them; all logical CPUs when there is no GPU),
         "multi_worker_mirrored" (reads `TF_CONFIG` from the environment) or
         "tpu".
@@ -45,7 +46,11 @@ def get_strategy(name="one_device", num_gpus=None, tpu=None):
                              "are visible")
         gpus = gpus[:num_gpus]
     if name == "one_device":
-        device = gpus[0].name if gpus else "/cpu:0"
-        return tf.distribute.OneDeviceStrategy(device)
+        # On the CPU a OneDeviceStrategy only adds a per-device copy of each
+        # batch (a MultiDeviceIterator), whose iterators run tf.data's
+        # autotuning thread whatever the dataset's options say (see
+        # `tfbert.data.batching.prefetch_for_keras`).
+        return (tf.distribute.OneDeviceStrategy(gpus[0].name) if gpus
+                else tf.distribute.get_strategy())
     devices = [d.name for d in gpus or tf.config.list_logical_devices("CPU")]
     return tf.distribute.MirroredStrategy(devices)
