@@ -182,49 +182,6 @@ def _export_of(runtime, paths):
     return _latest_version(paths[runtime])
 
 
-def _export_weights(model, reader):
-    """The values of `model.variables`, in order, read from the checkpoint
-    of a SavedModel with the model's weights (`reader`).
-
-    The checkpoint's root is the serving module: `_variables` lists the
-    model's variables in `model.variables` order, less each transformer
-    block's feed-forward kernels and inner bias when the export stores those
-    as column shards; `_export_variables` then lists the shards, block by
-    block, shard by shard, (inner kernel, inner bias, outer kernel) each
-    (tfbert/export/serving_module.py, `_ExportWeights`).
-    """
-    from tfbert.layers import TransformerBlock
-
-    def read(name, index):
-        return reader.get_tensor(f"{name}/{index}/.ATTRIBUTES/VARIABLE_VALUE")
-
-    blocks = list({id(layer): layer for layer in model._flatten_layers()
-                   if isinstance(layer, TransformerBlock)}.values())
-    stored_shards = sum(1 for key in reader.get_variable_to_shape_map()
-                        if key.startswith("_export_variables/")
-                        and key.endswith("VARIABLE_VALUE"))
-    shards = stored_shards // (3 * len(blocks))
-    whole = {}
-    for b, block in enumerate(blocks):
-        parts = [[read("_export_variables", 3 * (b * shards + i) + j)
-                  for j in range(3)] for i in range(shards)]
-        if parts:
-            whole[id(block.intermediate_dense.kernel)] = np.concatenate(
-                [inner for inner, _, _ in parts], axis=1)
-            whole[id(block.intermediate_dense.bias)] = np.concatenate(
-                [bias for _, bias, _ in parts])
-            whole[id(block.output_dense.kernel)] = np.concatenate(
-                [outer for _, _, outer in parts])
-    values, index = [], 0
-    for variable in model.variables:
-        if id(variable) in whole:
-            values.append(whole[id(variable)])
-        else:
-            values.append(read("_variables", index))
-            index += 1
-    return values
-
-
 def _convert_worker(paths):
     """Writes the HF directory and the ONNX file from the export's weights."""
     import shutil
@@ -235,6 +192,7 @@ def _convert_worker(paths):
 
     from tfbert.checkpoints import write_checkpoint
     from tfbert.checkpoints.variable_map import encoder_variables, read_variables
+    from tfbert.export.serving_module import exported_weights
     from tfbert.models import BertClassifier, BertEncoder
     from tfbert.presets import get_preset
 
@@ -242,7 +200,7 @@ def _convert_worker(paths):
     model = BertClassifier(encoder, num_classes=2)
     reader = tf.train.load_checkpoint(os.path.join(
         _latest_version(paths["tfbert"]), "variables", "variables"))
-    for variable, value in zip(model.variables, _export_weights(model, reader)):
+    for variable, value in zip(model.variables, exported_weights(model, reader)):
         variable.assign(value)
 
     # A conversion that stopped before the ONNX file (the step that marks it

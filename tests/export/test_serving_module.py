@@ -1,12 +1,21 @@
 """What `ServingModule` gives every export: signature names and specs,
-warmup requests, and clear errors for bad client input."""
+warmup requests, clear errors for bad client input, and its weights read
+back from the SavedModel."""
 
+import re
+
+import keras
 import numpy as np
 import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
 
 from tests.export.conftest import replay_warmup
+from tfbert import BertConfig, BertEncoder, BertPreprocessor, BertTokenizer
+from tfbert.export import export_saved_model
+from tfbert.export.classifier_serving import ClassifierServingModule
+from tfbert.export.serving_module import exported_weights
+from tfbert.models import BertClassifier
 
 KINDS = ["classifier", "regressor", "squad", "ner"]
 
@@ -82,3 +91,51 @@ def test_token_ids_out_of_range_are_refused_naming_the_input(
     inputs[name][1, 1] = 1  # the same request, in range, is answered
     loaded["ner"].signatures["serve_token_ids"](
         **{k: tf.constant(v) for k, v in inputs.items()})
+
+
+def _tiny_classifier(vocab_size, seed, hidden_size=16, num_layers=2):
+    keras.utils.set_random_seed(seed)
+    encoder = BertEncoder(BertConfig(
+        vocab_size=vocab_size, hidden_size=hidden_size, num_layers=num_layers,
+        num_heads=2, intermediate_size=32, max_position_embeddings=64))
+    return BertClassifier(encoder, 2)
+
+
+def _export_reader(model, tokenizer, path, shards):
+    module = ClassifierServingModule(
+        model, BertPreprocessor(tokenizer, seq_length=16),
+        ["negative", "positive"], ("sentence",))
+    version = export_saved_model(module, str(path),
+                                 feed_forward_shards=shards)
+    return tf.train.load_checkpoint(f"{version}/variables/variables")
+
+
+@pytest.mark.parametrize("shards", [1, 2, 3])
+def test_exported_weights_are_the_exported_models(shards, tmp_path,
+                                                  minilm_dir):
+    """Whole or as feed-forward shards in the export, the values come back
+    in `model.variables` order, equal to the exported model's."""
+    tokenizer = BertTokenizer(str(minilm_dir / "vocab.txt"))
+    exported = _tiny_classifier(tokenizer.vocab_size, seed=0)
+    reader = _export_reader(exported, tokenizer, tmp_path / "export", shards)
+    fresh = _tiny_classifier(tokenizer.vocab_size, seed=1)
+    values = exported_weights(fresh, reader)
+    assert len(values) == len(exported.variables)
+    for variable, value in zip(exported.variables, values):
+        np.testing.assert_array_equal(
+            value, keras.ops.convert_to_numpy(variable), err_msg=variable.path)
+
+
+@pytest.mark.parametrize("other, message", [
+    ({"num_layers": 1}, r"the export holds \d+ variables besides "
+                        r"feed-forward shards; BertClassifier has \d+"),
+    ({"hidden_size": 8}, re.escape(
+        "shape (30522, 8), the export holds (30522, 16)"))])
+def test_exported_weights_refuse_another_architecture(other, message,
+                                                      tmp_path, minilm_dir):
+    tokenizer = BertTokenizer(str(minilm_dir / "vocab.txt"))
+    reader = _export_reader(_tiny_classifier(tokenizer.vocab_size, seed=0),
+                            tokenizer, tmp_path / "export", shards=2)
+    with pytest.raises(ValueError, match=message):
+        exported_weights(
+            _tiny_classifier(tokenizer.vocab_size, seed=0, **other), reader)

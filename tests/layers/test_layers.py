@@ -88,6 +88,19 @@ def test_attention_with_key_padding_mask():
                                atol=1e-5)
 
 
+@pytest.mark.parametrize("training", [False, True])
+def test_attention_adds_the_residual_to_its_output(training):
+    layer = MultiHeadSelfAttention(num_heads=2, dropout=0.0)
+    layer.build((None, None, 8))
+    _randomize(layer)
+    x = RNG.normal(size=(2, 5, 8)).astype(np.float32)
+    residual = RNG.normal(size=(2, 5, 8)).astype(np.float32)
+    mask = np.array([[1, 1, 1, 0, 0], [1, 1, 1, 1, 1]], np.int32)
+    np.testing.assert_allclose(
+        layer(x, mask, training=training, residual=residual),
+        _attention_reference(x, mask, layer) + residual, atol=1e-5)
+
+
 def _inference_ops_run(layer, x, mask):
     """The ops TensorFlow's executor ran (after its rewrites, oneDNN's
     included) for `layer(x, mask, training=False)` in a graph, as (op type,

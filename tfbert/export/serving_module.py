@@ -279,6 +279,71 @@ class ServingModule(tf.Module):
                     for name, value in features.items()}
 
 
+def _transformer_blocks(model):
+    """The model's transformer blocks, each once, in layer order."""
+    return list({id(layer): layer for layer in model._flatten_layers()
+                 if isinstance(layer, TransformerBlock)}.values())
+
+
+def exported_weights(model, reader):
+    """The values of `model.variables`, in order, read back from an export.
+
+    What `ServingModule` saves in place of the model (see `_ExportWeights`):
+    `_variables`, the model's variables in `model.variables` order less any
+    sharded feed-forward kernels and inner biases; then `_export_variables`,
+    the shards, block by block and shard by shard, (inner kernel, inner
+    bias, outer kernel) each. Sharded weights come back whole.
+
+    Args:
+      model: a model of the exported one's architecture (its own values are
+        not read).
+      reader: a `tf.train.CheckpointReader` of the SavedModel's
+        `variables/variables`.
+
+    Returns:
+      numpy arrays, one per variable of `model`.
+
+    Raises:
+      ValueError: the checkpoint does not hold `model`'s weights (another
+        architecture, or an export with its kernels as graph constants).
+    """
+    def read(name, index):
+        return reader.get_tensor(f"{name}/{index}/.ATTRIBUTES/VARIABLE_VALUE")
+
+    def count(name):
+        return sum(1 for key in reader.get_variable_to_shape_map()
+                   if key.startswith(f"{name}/")
+                   and key.endswith("/.ATTRIBUTES/VARIABLE_VALUE"))
+
+    blocks = _transformer_blocks(model)
+    num_shards = count("_export_variables") // (3 * len(blocks))
+    whole = {}
+    for b, block in enumerate(blocks):
+        shards = [[read("_export_variables", 3 * (b * num_shards + i) + j)
+                   for j in range(3)] for i in range(num_shards)]
+        if shards:
+            inner, bias, outer = (np.concatenate(parts, axis=axis)
+                                  for parts, axis in zip(zip(*shards),
+                                                         (1, 0, 0)))
+            whole[id(block.intermediate_dense.kernel)] = inner
+            whole[id(block.intermediate_dense.bias)] = bias
+            whole[id(block.output_dense.kernel)] = outer
+    stored = [v for v in model.variables if id(v) not in whole]
+    if count("_variables") != len(stored):
+        raise ValueError(
+            f"the export holds {count('_variables')} variables besides "
+            f"feed-forward shards; {type(model).__name__} has {len(stored)}")
+    values = iter(read("_variables", i) for i in range(len(stored)))
+    result = [whole[id(v)] if id(v) in whole else next(values)
+              for v in model.variables]
+    for variable, value in zip(model.variables, result):
+        if tuple(value.shape) != tuple(variable.shape):
+            raise ValueError(
+                f"{variable.path}: shape {tuple(variable.shape)}, the export "
+                f"holds {tuple(value.shape)}")
+    return result
+
+
 class _ExportWeights:
     """How an export stores a model's weights, and the scope in which the
     model reads them so (see the module docstring).
@@ -317,8 +382,7 @@ class _ExportWeights:
             return
         if feed_forward_shards == 1:
             return
-        blocks = {id(layer): layer for layer in model._flatten_layers()
-                  if isinstance(layer, TransformerBlock)}.values()
+        blocks = _transformer_blocks(model)
         self.replaced = [weight for block in blocks for weight in (
             block.intermediate_dense.kernel, block.intermediate_dense.bias,
             block.output_dense.kernel)]

@@ -14,6 +14,13 @@ from tfbert.layers.masking import padding_bias
 SMALL_ATTENTION_SCORES = 1024
 
 
+def _keras_dense(dense, inputs, residual=None):
+    """`dense(inputs) [+ residual]` through the Keras layer (training: its
+    own gradients), with `fused_dense`'s signature."""
+    outputs = dense(inputs)
+    return outputs if residual is None else add_residual(outputs, residual)
+
+
 def _scaled_dot_product(query, key, value, bias, dropout=None):
     """`softmax(query @ key^T + bias) @ value` in Keras ops.
 
@@ -158,7 +165,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             query_states = hidden_states
         scale = 1.0 / math.sqrt(self.head_size)
         # Inference: the same values in the form TensorFlow fuses.
-        dense = (lambda layer, x: layer(x)) if training else fused_dense
+        dense = _keras_dense if training else fused_dense
         query = dense(self.query, query_states) * scale
         if own_queries:
             query, queries = split_heads(query), seq
@@ -179,11 +186,7 @@ class MultiHeadSelfAttention(keras.layers.Layer):
             context = packing.pack_heads(context)
         else:
             context = self._merge_heads(context, batch, queries)
-        if training:
-            output = self.output_dense(context)
-            return output if residual is None else add_residual(output,
-                                                                residual)
-        return fused_dense(self.output_dense, context, residual=residual)
+        return dense(self.output_dense, context, residual=residual)
 
     def compute_output_shape(self, input_shape, *args):
         return input_shape

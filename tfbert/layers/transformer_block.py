@@ -167,13 +167,12 @@ class TransformerBlock(keras.layers.Layer):
         # The output bias goes with the first shard (fused into its matmul);
         # Grappler merges the shards' outputs and the residual into one AddN.
         outer = ops.reshape(hidden_states, (-1, shape[-1]))
-        bias = self.output_dense.bias
-        for inner_kernel, inner_bias, outer_kernel in shards:
+        for i, (inner_kernel, inner_bias, outer_kernel) in enumerate(shards):
             inner = fused_matmul(rows, inner_kernel, inner_bias,
                                  self.inference_activation)
             part = ops.matmul(inner, ops.cast(outer_kernel, dtype))
-            if bias is not None:
-                part, bias = bias_add(part, ops.cast(bias, dtype)), None
+            if i == 0:
+                part = bias_add(part, ops.cast(self.output_dense.bias, dtype))
             outer = add_residual(part, outer)
         return ops.reshape(outer, shape)
 
