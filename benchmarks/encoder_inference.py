@@ -9,11 +9,21 @@ are random ids, no padding. Each framework runs in its own subprocess so
 its peak resident memory (VmHWM) is its own; the parent prints seq/s and the
 ratio tfbert / HF for every setting.
 
-With `--rounds=N` the two frameworks' subprocesses take turns N times (the
-first in each round alternating) and the parent prints the median seq/s of
+With `--rounds=N` the two frameworks' subprocesses take turns N times (each
+going first in turn) and the parent prints the median seq/s of
 each and the median of the per-round ratios: on a shared machine HF's own
 rate has moved by ~25 % between runs minutes apart, which one round of
 each cannot tell from a difference between the frameworks.
+
+With `--compare_checkout=PATH` (another tfbert checkout, e.g. a `git
+worktree` of an older commit) a third subprocess in each round runs that
+checkout's encoder on the same weights and inputs, and the parent prints
+this checkout's rate over it and the largest difference of their outputs:
+an A/B of a change to the encoder, e.g.
+
+    git worktree add /tmp/before HEAD~1
+    python -m benchmarks.encoder_inference --models=minilm --batch_sizes=32 \
+        --rounds=5 --noxla --compare_checkout=/tmp/before
 """
 
 import json
@@ -40,8 +50,14 @@ def define_flags():
     flags.DEFINE_integer("rounds", 1,
                          "Times each framework's subprocess runs, taking "
                          "turns; medians are reported.")
+    flags.DEFINE_bool("xla", True, "Also time tfbert with XLA (jit_compile).")
+    flags.DEFINE_string("compare_checkout", None,
+                        "Another tfbert checkout to time against this one "
+                        "(its repository root).")
     flags.DEFINE_string("worker", None, "Internal: run one framework's timings.")
     flags.DEFINE_string("checkpoint", None, "Internal: checkpoint directory.")
+    flags.DEFINE_string("tfbert_from", None,
+                        "Internal: import tfbert from this checkout.")
 
 
 def _time(fn, min_seconds, min_iterations):
@@ -68,11 +84,14 @@ def _inputs(batch, seq_length, vocab_size):
 def _tf_worker(checkpoint, batch_sizes, seq_length):
     import tensorflow as tf
 
+    if FLAGS.tfbert_from:
+        sys.path.insert(0, FLAGS.tfbert_from)
+    import tfbert
     from tfbert.models import BertEncoder
 
     encoder = BertEncoder.from_pretrained(checkpoint)
-    results = {}
-    for jit in (False, True):
+    results, extra = {}, {"tfbert": os.path.dirname(tfbert.__file__)}
+    for jit in (False, True) if FLAGS.xla else (False,):
         forward = tf.function(
             lambda x: encoder(x, training=False)["sequence_output"],
             jit_compile=jit)
@@ -85,7 +104,9 @@ def _tf_worker(checkpoint, batch_sizes, seq_length):
             seconds = _time(lambda: forward(x).numpy(), FLAGS.min_seconds,
                             FLAGS.min_iterations)
             results[f"tfbert{'_xla' if jit else ''}/{batch}"] = batch / seconds
-    return results
+            if not jit:
+                extra[f"output/{batch}"] = forward(x).numpy()[0].tolist()
+    return results, extra
 
 
 def _torch_worker(checkpoint, batch_sizes, seq_length):
@@ -105,14 +126,15 @@ def _torch_worker(checkpoint, batch_sizes, seq_length):
 
         results[f"hf_torch/{batch}"] = batch / _time(
             forward, FLAGS.min_seconds, FLAGS.min_iterations)
-    return results
+    return results, {}
 
 
 def _worker(framework):
     batch_sizes = [int(b) for b in FLAGS.batch_sizes]
     run = _tf_worker if framework == "tf" else _torch_worker
-    results = run(FLAGS.checkpoint, batch_sizes, FLAGS.seq_length)
-    print(json.dumps({"seq_per_s": results, "peak_rss_mb": peak_rss_mb()}))
+    results, extra = run(FLAGS.checkpoint, batch_sizes, FLAGS.seq_length)
+    print(json.dumps({"seq_per_s": results, "peak_rss_mb": peak_rss_mb(),
+                      **extra}))
 
 
 def _checkpoint(model, workdir):
@@ -162,17 +184,35 @@ def _checkpoint(model, workdir):
     return directory
 
 
-def _spawn(framework, checkpoint):
+def _spawn(run, checkpoint):
+    """Runs one worker: "torch", "tf" (this checkout's tfbert) or "other"
+    (`--compare_checkout`'s)."""
     args = [sys.executable, "-m", "benchmarks.encoder_inference",
-            f"--worker={framework}", f"--checkpoint={checkpoint}",
+            f"--worker={'torch' if run == 'torch' else 'tf'}",
+            f"--checkpoint={checkpoint}",
             f"--batch_sizes={','.join(FLAGS.batch_sizes)}",
             f"--seq_length={FLAGS.seq_length}",
             f"--min_seconds={FLAGS.min_seconds}",
-            f"--min_iterations={FLAGS.min_iterations}"]
+            f"--min_iterations={FLAGS.min_iterations}",
+            f"--{'' if FLAGS.xla else 'no'}xla"]
+    if run == "other":
+        args.append(f"--tfbert_from={FLAGS.compare_checkout}")
     result = subprocess.run(args, capture_output=True, text=True, check=False)
     if result.returncode:
-        raise RuntimeError(f"{framework} worker failed:\n{result.stderr[-3000:]}")
-    return json.loads(result.stdout.strip().splitlines()[-1])
+        raise RuntimeError(f"{run} worker failed:\n{result.stderr[-3000:]}")
+    output = json.loads(result.stdout.strip().splitlines()[-1])
+    if run == "other" and not _inside(output["tfbert"],
+                                      FLAGS.compare_checkout):
+        raise RuntimeError(f"--compare_checkout={FLAGS.compare_checkout}: "
+                           f"the worker imported tfbert from "
+                           f"{output['tfbert']}")
+    return output
+
+
+def _inside(path, directory):
+    return os.path.commonpath([os.path.realpath(path),
+                               os.path.realpath(directory)]) == (
+        os.path.realpath(directory))
 
 
 def main(argv):
@@ -185,12 +225,14 @@ def main(argv):
     with tempfile.TemporaryDirectory() as workdir:
         for model in FLAGS.models:
             checkpoint = _checkpoint(model, workdir)
-            runs = {"torch": [], "tf": []}
+            names = ["torch", "tf"] + (["other"] if FLAGS.compare_checkout
+                                       else [])
+            runs = {name: [] for name in names}
             for round_index in range(FLAGS.rounds):
-                order = ("torch", "tf") if round_index % 2 == 0 else ("tf",
-                                                                      "torch")
-                for framework in order:
-                    runs[framework].append(_spawn(framework, checkpoint))
+                # Each run goes first in turn.
+                shift = round_index % len(names)
+                for name in names[shift:] + names[:shift]:
+                    runs[name].append(_spawn(name, checkpoint))
             print(f"\n== {model} ==  peak RSS: tfbert "
                   f"{max(r['peak_rss_mb'] for r in runs['tf']):.0f} MB, "
                   "HF torch "
@@ -201,7 +243,7 @@ def main(argv):
                 hf = [r["seq_per_s"][f"hf_torch/{batch}"]
                       for r in runs["torch"]]
                 line = f"batch {batch:>3}: HF torch {_median(hf):8.2f} seq/s"
-                for name in ("tfbert", "tfbert_xla"):
+                for name in ("tfbert", "tfbert_xla")[:1 + FLAGS.xla]:
                     ours = [r["seq_per_s"][f"{name}/{batch}"]
                             for r in runs["tf"]]
                     ratios = [a / b for a, b in zip(ours, hf)]
@@ -211,6 +253,26 @@ def main(argv):
                         line += (" per round " + "/".join(
                             f"{ratio:.2f}" for ratio in ratios))
                 print(line, flush=True)
+                if FLAGS.compare_checkout:
+                    print("           " + _comparison(runs, batch), flush=True)
+
+
+def _comparison(runs, batch):
+    """This checkout's tfbert against `--compare_checkout`'s, one batch."""
+    import numpy as np
+
+    ours, theirs = ([r["seq_per_s"][f"tfbert/{batch}"] for r in runs[name]]
+                    for name in ("tf", "other"))
+    ratios = [a / b for a, b in zip(ours, theirs)]
+    difference = max(
+        float(np.max(np.abs(np.subtract(a[f"output/{batch}"],
+                                        b[f"output/{batch}"]))))
+        for a, b in zip(runs["tf"], runs["other"]))
+    return (f"this checkout {_median(ours):.2f} seq/s vs "
+            f"{FLAGS.compare_checkout} {_median(theirs):.2f} seq/s: "
+            f"{_median(ratios):.3f}x (per round "
+            + "/".join(f"{r:.3f}" for r in ratios)
+            + f"), outputs differ by at most {difference:.1e}")
 
 
 def _median(values):
