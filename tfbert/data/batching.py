@@ -74,6 +74,12 @@ def prefetch_for_keras(dataset):
     strategy other than the default one, Keras reads the dataset through
     per-device iterators of TensorFlow's own making, which keep the model.)
     """
+    return without_autotuning(dataset.prefetch(tf.data.AUTOTUNE))
+
+
+def without_autotuning(dataset):
+    """`dataset` with tf.data's autotuning model off for its whole pipeline
+    (see `prefetch_for_keras`)."""
     options = tf.data.Options()
     options.autotune.enabled = False
-    return dataset.prefetch(tf.data.AUTOTUNE).with_options(options)
+    return dataset.with_options(options)

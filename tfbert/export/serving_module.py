@@ -310,9 +310,10 @@ def exported_weights(model, reader):
     def read(name, index):
         return reader.get_tensor(f"{name}/{index}/.ATTRIBUTES/VARIABLE_VALUE")
 
+    keys = reader.get_variable_to_shape_map()
+
     def count(name):
-        return sum(1 for key in reader.get_variable_to_shape_map()
-                   if key.startswith(f"{name}/")
+        return sum(1 for key in keys if key.startswith(f"{name}/")
                    and key.endswith("/.ATTRIBUTES/VARIABLE_VALUE"))
 
     blocks = _transformer_blocks(model)
@@ -329,11 +330,12 @@ def exported_weights(model, reader):
             whole[id(block.intermediate_dense.bias)] = bias
             whole[id(block.output_dense.kernel)] = outer
     stored = [v for v in model.variables if id(v) not in whole]
-    if count("_variables") != len(stored):
+    num_stored = count("_variables")
+    if num_stored != len(stored):
         raise ValueError(
-            f"the export holds {count('_variables')} variables besides "
+            f"the export holds {num_stored} variables besides "
             f"feed-forward shards; {type(model).__name__} has {len(stored)}")
-    values = iter(read("_variables", i) for i in range(len(stored)))
+    values = (read("_variables", i) for i in range(num_stored))
     result = [whole[id(v)] if id(v) in whole else next(values)
               for v in model.variables]
     for variable, value in zip(model.variables, result):

@@ -54,7 +54,7 @@ import numpy as np
 import tensorflow as tf
 from keras import tree
 
-from tfbert.data.batching import prefetch_for_keras
+from tfbert.data.batching import without_autotuning
 from tfbert.training.best_model import read_best_metrics, save_best
 from tfbert.training.optimization import create_optimizer
 
@@ -295,7 +295,8 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
         print("Training already complete.")
         return None
 
-    dataset = prefetch_for_keras(
+    # The task modules' datasets come prefetched (`prefetch_for_keras`).
+    dataset = without_autotuning(
         train_dataset.repeat().skip(initial_chunk * chunk))
     all_callbacks = [
         _StopAfter(total_batches, chunk),
