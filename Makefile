@@ -52,7 +52,7 @@ THROUGHPUT_SETTINGS := hf_torch,tfbert,keras_hub,hf_torch_bf16,tfbert_bf16,keras
 
 bench: $(STAMP)
 	$(PY) -m pip install --quiet -e '.[bench]'
-	$(BENCH).encoder_inference --rounds=3
+	$(BENCH).encoder_inference --rounds=3 --matmuls
 	$(BENCH).training_throughput --parts=throughput,memory --steps=10 \
 	  --warmup_steps=3 --rounds=2 --settings=$(THROUGHPUT_SETTINGS)
 	$(BENCH).training_throughput --parts=throughput --steps=10 \

@@ -15,6 +15,14 @@ each and the median of the per-round ratios: on a shared machine HF's own
 rate has moved by ~25 % between runs minutes apart, which one round of
 each cannot tell from a difference between the frameworks.
 
+With `--matmuls` each worker also times the encoder's dense layers alone
+(rows = the largest batch x seq_length; TensorFlow: MatMul + BiasAdd in a
+`tf.function` on variable weights, the fused kernel the encoder runs; torch:
+`linear`). The parent prints GFLOP/s per shape, their ratio, and each
+framework's forward time split into its dense layers' time at those rates
+and the rest (attention products, softmax, LayerNorm, transposes, overhead):
+how much of the forward ratio the matmul kernels decide.
+
 With `--compare_checkout=PATH` (another tfbert checkout, e.g. a `git
 worktree` of an older commit) a third subprocess in each round runs that
 checkout's encoder on the same weights and inputs, and the parent prints
@@ -32,6 +40,7 @@ import subprocess
 import sys
 import tempfile
 import time
+from types import SimpleNamespace
 
 from absl import app, flags
 
@@ -51,6 +60,11 @@ def define_flags():
                          "Times each framework's subprocess runs, taking "
                          "turns; medians are reported.")
     flags.DEFINE_bool("xla", True, "Also time tfbert with XLA (jit_compile).")
+    flags.DEFINE_bool("matmuls", False,
+                      "Also time the encoder's dense-layer matmuls alone in "
+                      "each framework.")
+    flags.DEFINE_float("matmul_seconds", 2.0,
+                       "With --matmuls: time each shape at least this long.")
     flags.DEFINE_string("compare_checkout", None,
                         "Another tfbert checkout to time against this one "
                         "(its repository root).")
@@ -81,6 +95,64 @@ def _inputs(batch, seq_length, vocab_size):
     return ids.astype("int32"), np.ones_like(ids, "int32"), types.astype("int32")
 
 
+def _dense_shapes(config):
+    """(in, out, count per layer) of the encoder's dense layers: query, key,
+    value and output projections, feed-forward in and out."""
+    hidden, inner = config.hidden_size, config.intermediate_size
+    return [(hidden, hidden, 4), (hidden, inner, 1), (inner, hidden, 1)]
+
+
+def _dense_milliseconds(config, rows, rates):
+    """The time a forward pass over `rows` tokens spends in dense layers at
+    the measured `rates` (shape -> GFLOP/s)."""
+    return 1e3 * config.num_layers * sum(
+        count * 2 * rows * n_in * n_out / (rates[f"{n_in}x{n_out}"] * 1e9)
+        for n_in, n_out, count in _dense_shapes(config))
+
+
+def _matmul_gflops(dense, rows, n_in, n_out):
+    """GFLOP/s of `dense()`, a [rows, n_in] x [n_in, n_out] product plus
+    bias."""
+    seconds = _time(dense, FLAGS.matmul_seconds, FLAGS.min_iterations)
+    return 2 * rows * n_in * n_out / seconds / 1e9
+
+
+def _tf_matmul_rates(config, rows):
+    import numpy as np
+    import tensorflow as tf
+
+    rng = np.random.default_rng(0)
+    rates = {}
+    for n_in, n_out, _ in _dense_shapes(config):
+        x = tf.constant(rng.normal(size=(rows, n_in)).astype("float32"))
+        kernel = tf.Variable(
+            rng.normal(0, 0.02, (n_in, n_out)).astype("float32"))
+        bias = tf.Variable(np.zeros(n_out, "float32"))
+        # Called without .numpy(), like torch's below: no copy of the output.
+        dense = tf.function(
+            lambda x=x, kernel=kernel, bias=bias: tf.nn.bias_add(
+                tf.matmul(x, kernel), bias))
+        rates[f"{n_in}x{n_out}"] = _matmul_gflops(dense, rows, n_in, n_out)
+    return rates
+
+
+def _torch_matmul_rates(config, rows):
+    import torch
+
+    generator = torch.Generator().manual_seed(0)
+    rates = {}
+    with torch.inference_mode():
+        for n_in, n_out, _ in _dense_shapes(config):
+            x = torch.randn(rows, n_in, generator=generator)
+            weight = torch.randn(n_out, n_in, generator=generator) * 0.02
+            bias = torch.zeros(n_out)
+            rates[f"{n_in}x{n_out}"] = _matmul_gflops(
+                lambda x=x, weight=weight, bias=bias:
+                torch.nn.functional.linear(x, weight, bias),
+                rows, n_in, n_out)
+    return rates
+
+
 def _tf_worker(checkpoint, batch_sizes, seq_length):
     import tensorflow as tf
 
@@ -106,6 +178,11 @@ def _tf_worker(checkpoint, batch_sizes, seq_length):
             results[f"tfbert{'_xla' if jit else ''}/{batch}"] = batch / seconds
             if not jit:
                 extra[f"output/{batch}"] = forward(x).numpy()[0].tolist()
+    if FLAGS.matmuls:
+        rows = max(batch_sizes) * seq_length
+        extra["matmul_gflops"] = _tf_matmul_rates(encoder.config, rows)
+        extra["dense_ms"] = _dense_milliseconds(encoder.config, rows,
+                                                extra["matmul_gflops"])
     return results, extra
 
 
@@ -126,7 +203,17 @@ def _torch_worker(checkpoint, batch_sizes, seq_length):
 
         results[f"hf_torch/{batch}"] = batch / _time(
             forward, FLAGS.min_seconds, FLAGS.min_iterations)
-    return results, {}
+    extra = {}
+    if FLAGS.matmuls:
+        rows = max(batch_sizes) * seq_length
+        config = SimpleNamespace(
+            hidden_size=model.config.hidden_size,
+            intermediate_size=model.config.intermediate_size,
+            num_layers=model.config.num_hidden_layers)
+        extra["matmul_gflops"] = _torch_matmul_rates(config, rows)
+        extra["dense_ms"] = _dense_milliseconds(config, rows,
+                                                extra["matmul_gflops"])
+    return results, extra
 
 
 def _worker(framework):
@@ -194,7 +281,9 @@ def _spawn(run, checkpoint):
             f"--seq_length={FLAGS.seq_length}",
             f"--min_seconds={FLAGS.min_seconds}",
             f"--min_iterations={FLAGS.min_iterations}",
-            f"--{'' if FLAGS.xla else 'no'}xla"]
+            f"--{'' if FLAGS.xla else 'no'}xla",
+            f"--{'' if FLAGS.matmuls else 'no'}matmuls",
+            f"--matmul_seconds={FLAGS.matmul_seconds}"]
     if run == "other":
         args.append(f"--tfbert_from={FLAGS.compare_checkout}")
     result = subprocess.run(args, capture_output=True, text=True, check=False)
@@ -255,6 +344,8 @@ def main(argv):
                 print(line, flush=True)
                 if FLAGS.compare_checkout:
                     print("           " + _comparison(runs, batch), flush=True)
+            if FLAGS.matmuls:
+                print(_matmul_comparison(runs), flush=True)
 
 
 def _comparison(runs, batch):
@@ -273,6 +364,29 @@ def _comparison(runs, batch):
             f"{_median(ratios):.3f}x (per round "
             + "/".join(f"{r:.3f}" for r in ratios)
             + f"), outputs differ by at most {difference:.1e}")
+
+
+def _matmul_comparison(runs):
+    """Per dense shape: each framework's median GFLOP/s and the median of
+    the per-round ratios."""
+    rows = max(int(b) for b in FLAGS.batch_sizes) * FLAGS.seq_length
+    lines = [f"dense matmuls alone, {rows} rows (GFLOP/s):"]
+    for shape in runs["tf"][0]["matmul_gflops"]:
+        ours, hf = ([r["matmul_gflops"][shape] for r in runs[name]]
+                    for name in ("tf", "torch"))
+        ratios = [a / b for a, b in zip(ours, hf)]
+        lines.append(f"  {shape:>10}: tfbert (TF) {_median(ours):6.1f} | "
+                     f"torch {_median(hf):6.1f} | {_median(ratios):.2f}x")
+    batch = max(int(b) for b in FLAGS.batch_sizes)
+    for name, label, key in (("tf", "tfbert", "tfbert"),
+                             ("torch", "HF torch", "hf_torch")):
+        forward = _median([1e3 * batch / r["seq_per_s"][f"{key}/{batch}"]
+                           for r in runs[name]])
+        dense = _median([r["dense_ms"] for r in runs[name]])
+        lines.append(f"  batch-{batch} forward, {label}: {forward:.0f} ms, "
+                     f"of which ~{dense:.0f} ms in dense layers at these "
+                     f"rates, ~{forward - dense:.0f} ms in everything else")
+    return "\n".join(lines)
 
 
 def _median(values):
