@@ -282,7 +282,8 @@ def _spawn(run, checkpoint):
             f"--min_seconds={FLAGS.min_seconds}",
             f"--min_iterations={FLAGS.min_iterations}",
             f"--{'' if FLAGS.xla else 'no'}xla",
-            f"--{'' if FLAGS.matmuls else 'no'}matmuls",
+            # The other checkout runs the same kernels: its rates add nothing.
+            f"--{'' if FLAGS.matmuls and run != 'other' else 'no'}matmuls",
             f"--matmul_seconds={FLAGS.matmul_seconds}"]
     if run == "other":
         args.append(f"--tfbert_from={FLAGS.compare_checkout}")
