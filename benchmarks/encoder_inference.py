@@ -178,12 +178,7 @@ def _tf_worker(checkpoint, batch_sizes, seq_length):
             results[f"tfbert{'_xla' if jit else ''}/{batch}"] = batch / seconds
             if not jit:
                 extra[f"output/{batch}"] = forward(x).numpy()[0].tolist()
-    if FLAGS.matmuls:
-        rows = max(batch_sizes) * seq_length
-        extra["matmul_gflops"] = _tf_matmul_rates(encoder.config, rows)
-        extra["dense_ms"] = _dense_milliseconds(encoder.config, rows,
-                                                extra["matmul_gflops"])
-    return results, extra
+    return results, extra, encoder.config
 
 
 def _torch_worker(checkpoint, batch_sizes, seq_length):
@@ -203,23 +198,26 @@ def _torch_worker(checkpoint, batch_sizes, seq_length):
 
         results[f"hf_torch/{batch}"] = batch / _time(
             forward, FLAGS.min_seconds, FLAGS.min_iterations)
-    extra = {}
-    if FLAGS.matmuls:
-        rows = max(batch_sizes) * seq_length
-        config = SimpleNamespace(
-            hidden_size=model.config.hidden_size,
-            intermediate_size=model.config.intermediate_size,
-            num_layers=model.config.num_hidden_layers)
-        extra["matmul_gflops"] = _torch_matmul_rates(config, rows)
-        extra["dense_ms"] = _dense_milliseconds(config, rows,
-                                                extra["matmul_gflops"])
-    return results, extra
+    config = SimpleNamespace(hidden_size=model.config.hidden_size,
+                             intermediate_size=model.config.intermediate_size,
+                             num_layers=model.config.num_hidden_layers)
+    return results, {}, config
 
 
 def _worker(framework):
+    """Times one framework and prints its results as JSON. Each framework's
+    worker returns (seq/s per setting, extra outputs, a config with the
+    encoder's hidden_size, intermediate_size and num_layers)."""
     batch_sizes = [int(b) for b in FLAGS.batch_sizes]
-    run = _tf_worker if framework == "tf" else _torch_worker
-    results, extra = run(FLAGS.checkpoint, batch_sizes, FLAGS.seq_length)
+    run, matmul_rates = ((_tf_worker, _tf_matmul_rates) if framework == "tf"
+                         else (_torch_worker, _torch_matmul_rates))
+    results, extra, config = run(FLAGS.checkpoint, batch_sizes,
+                                 FLAGS.seq_length)
+    if FLAGS.matmuls:
+        rows = max(batch_sizes) * FLAGS.seq_length
+        rates = matmul_rates(config, rows)
+        extra.update(matmul_gflops=rates,
+                     dense_ms=_dense_milliseconds(config, rows, rates))
     print(json.dumps({"seq_per_s": results, "peak_rss_mb": peak_rss_mb(),
                       **extra}))
 
