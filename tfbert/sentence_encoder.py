@@ -20,6 +20,27 @@ _POOLING = "sentence_transformers.models.Pooling"
 _NORMALIZE = "sentence_transformers.models.Normalize"
 
 
+def pool_tokens(sequence, input_mask, pooling):
+    """One vector per text from per-token features.
+
+    Args:
+      sequence: float [batch, seq, ...] features.
+      input_mask: int [batch, seq], 1 on real tokens.
+      pooling: "mean" (the average over real tokens, special tokens
+        included, as sentence-transformers does) or "cls" (position 0).
+
+    Returns:
+      float [batch, ...].
+    """
+    if pooling == "cls":
+        return sequence[:, 0]
+    mask = tf.cast(input_mask, sequence.dtype)
+    mask = tf.reshape(mask, tf.concat(
+        [tf.shape(mask), tf.ones([tf.rank(sequence) - 2], tf.int32)], 0))
+    return (tf.reduce_sum(sequence * mask, axis=1)
+            / tf.maximum(tf.reduce_sum(mask, axis=1), 1e-9))
+
+
 def _read_pooling(directory):
     """The pooling mode of `1_Pooling/config.json`, or None without one."""
     path = directory / "1_Pooling" / "config.json"
@@ -132,12 +153,7 @@ class SentenceEncoder:
         # Batches are padded to their longest sentence; the encoder skips
         # the padding (`TokenPacking`).
         sequence = self.encoder.inference_sequence_output(inputs)
-        if self.pooling == "cls":
-            pooled = sequence[:, 0]
-        else:
-            mask = tf.cast(inputs["input_mask"], sequence.dtype)[..., None]
-            pooled = (tf.reduce_sum(sequence * mask, axis=1)
-                      / tf.maximum(tf.reduce_sum(mask, axis=1), 1e-9))
+        pooled = pool_tokens(sequence, inputs["input_mask"], self.pooling)
         if self.normalize:
             pooled = pooled / tf.maximum(
                 tf.norm(pooled, axis=-1, keepdims=True), 1e-12)
