@@ -28,6 +28,7 @@ setup(
         "tfbert-demo = tfbert.tasks.demo:main",
         "tfbert-export-tfhub = tfbert.tasks.export_tfhub:main",
         "tfbert-query = tfbert.export.query:main",
+        "tfbert-extract-features = tfbert.tasks.extract_features:main",
     ]},
     install_requires=[
         "tensorflow>=2.21,<2.22",

@@ -227,7 +227,10 @@ def test_command_line_errors_are_one_line_without_traceback(
                             "--learning_rate=-1"], "--learning_rate"),
             ("tasks.squad", ["--do_train", "--doc_stride=0",
                              f"--model_dir={tmp_path / 'm'}"],
-             "--doc_stride")]:
+             "--doc_stride"),
+            ("tasks.extract_features",
+             [f"--input_file={tmp_path / 'missing.txt'}",
+              f"--output_file={tmp_path / 'out.jsonl'}"], "missing.txt")]:
         start = time.time()
         result = subprocess.run([sys.executable, "-m", module, *args],
                                 cwd=REPO_ROOT, env=env, capture_output=True,
@@ -272,3 +275,49 @@ def test_pretraining_refuses_another_objective_and_a_lone_discriminator(
               f"--input_file={data}", "--max_seq_length=32"],
              "--generator_checkpoint is read only with an ELECTRA")
     assert not (tmp_path / "model" / "checkpoints").exists()
+
+
+@pytest.mark.parametrize("args, expected", [
+    (["--input_file={missing}"], "missing.txt: no such file"),
+    (["--input_file={texts}", "--layers=-1,x"], "--layers: 'x' is not"),
+    (["--input_file={texts}", "--layers=-1,-7"],
+     "--layers: layer index -7 is outside [-2, 1]"),
+    (["--input_file={texts}", "--layers=1,-1"], "name a layer twice"),
+    (["--input_file={texts}", "--output_file={tmp}/out.npy"],
+     "needs --pooling"),
+    (["--input_file={texts}", "--pooling=mean"], "output is a .npy"),
+    (["--input_file={texts}", "--layer_combination=sum"],
+     "--layer_combination is read only with --pooling"),
+    (["--input_file={texts}", "--batch_size=0"], "--batch_size"),
+    (["--input_file={texts}", "--max_seq_length=600"],
+     "exceeds the 128 positions"),
+    (["--input_file={jsonl}", "--text_column=sentence"],
+     "input.jsonl:2: no column 'sentence'"),
+    (["--input_file={texts}", "--output_file={tmp}/no/out.jsonl"],
+     "not a writable directory"),
+])
+def test_extract_features_refuses(capsys, tmp_path, tiny_checkpoint, args,
+                                  expected):
+    from absl import flags
+
+    from tfbert.tasks import extract_features
+
+    (tmp_path / "input.txt").write_text("A text.\nAnother ||| pair.\n")
+    (tmp_path / "input.jsonl").write_text(
+        '{"sentence": "A text."}\n{"text": "No sentence."}\n')
+    paths = dict(missing=tmp_path / "missing.txt",
+                 texts=tmp_path / "input.txt", jsonl=tmp_path / "input.jsonl",
+                 tmp=tmp_path)
+    argv = [f"--init_checkpoint={tiny_checkpoint}",
+            f"--output_file={tmp_path / 'out.jsonl'}"]
+    argv += [arg.format(**paths) for arg in args]
+    flag_values = flags.FlagValues()
+    runner.define(flag_values, extract_features._FLAGS)
+    flag_values(["test", *argv])
+    with pytest.raises((ValueError, OSError)) as error:
+        extract_features.extract(
+            extract_features.config_from_flags(flag_values), verbose=0)
+    runner.report_error(error.value)
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and expected in err, err
+    assert not (tmp_path / "out.jsonl").exists()

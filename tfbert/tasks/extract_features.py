@@ -1,0 +1,229 @@
+"""Extracts frozen encoder features: the feature-based use of BERT.
+
+    tfbert-extract-features --input_file=texts.txt --output_file=out.jsonl \\
+        --init_checkpoint=minilm-l6-h384-uncased --layers=-1,-2,-3,-4
+
+(`python -m tasks.extract_features` from a checkout.) --input_file holds one
+text per line, or `text ||| text` for a pair; a `.csv` (with a header) or
+`.jsonl` file gives the text in --text_column (and the pair's second text in
+--text_pair_column). Any family's checkpoint works.
+
+Without --pooling, --output_file is JSONL in the layout of Google BERT's
+extract_features.py: one object per input line,
+
+    {"linex_index": 0, "features": [{"token": "[CLS]", "layers": [
+        {"index": -1, "values": [0.1, ...]}, ...]}, ...]}
+
+with every wordpiece of the packed input (special tokens included) and the
+values rounded to 6 decimals. With --pooling=mean|cls, --output_file is a
+`.npy` of float32 [texts, features]: each text's chosen layers pooled over
+its tokens and joined by --layer_combination (concat: layers x H; sum or
+mean: H), ready for scikit-learn. Layer -1 is the last transformer block's
+output, 0 the first's. Texts are encoded --batch_size at a time and written
+as they come, so memory stays bounded by one batch.
+"""
+
+import dataclasses
+import json
+import os
+
+import numpy as np
+from absl import flags
+
+from tfbert.tasks import runner
+
+FLAGS = flags.FLAGS
+
+_FLAGS = (
+    ("string", "input_file", None,
+     "Texts: one per line (`A ||| B` for a pair), or a .csv/.jsonl file "
+     "(required)."),
+    ("string", "output_file", None,
+     "JSONL of per-token features, or with --pooling a .npy (required)."),
+    ("string", "init_checkpoint", "minilm-l6-h384-uncased",
+     "Preset name or checkpoint directory of any encoder family."),
+    ("list", "layers", ["-1", "-2", "-3", "-4"],
+     "Comma-separated layer indices (-1: the last transformer block)."),
+    ("integer", "max_seq_length", 128,
+     "Longest packed input, in tokens; longer texts are truncated."),
+    ("integer", "batch_size", 32, "Texts per encoder call."),
+    ("enum", "pooling", None,
+     "Write one pooled vector per text (.npy) instead of per-token JSONL.",
+     ["mean", "cls"]),
+    ("enum", "layer_combination", None,
+     "With --pooling: how the chosen layers are joined (default concat).",
+     ["concat", "sum", "mean"]),
+    ("string", "text_column", "text",
+     "Column of the text in a .csv or .jsonl --input_file."),
+    ("string", "text_pair_column", None,
+     "Column of a pair's second text in a .csv or .jsonl --input_file."),
+)
+
+
+@dataclasses.dataclass(frozen=True)
+class ExtractionConfig:
+    """What to extract (the program's flags)."""
+
+    input_file: str
+    output_file: str
+    init_checkpoint: str = "minilm-l6-h384-uncased"
+    layers: tuple = (-1, -2, -3, -4)
+    max_seq_length: int = 128
+    batch_size: int = 32
+    pooling: str | None = None
+    layer_combination: str | None = None
+    text_column: str = "text"
+    text_pair_column: str | None = None
+
+
+def config_from_flags(flag_values):
+    """The `ExtractionConfig` of parsed flags; UserError for a bad value."""
+    f = flag_values
+    layers = []
+    for value in f.layers or []:
+        try:
+            layers.append(int(value))
+        except ValueError:
+            raise runner.UserError(f"--layers: {value!r} is not an integer "
+                                   "layer index") from None
+    return ExtractionConfig(
+        input_file=f.input_file, output_file=f.output_file,
+        init_checkpoint=f.init_checkpoint, layers=tuple(layers),
+        max_seq_length=f.max_seq_length, batch_size=f.batch_size,
+        pooling=f.pooling, layer_combination=f.layer_combination,
+        text_column=f.text_column, text_pair_column=f.text_pair_column)
+
+
+def check(config):
+    """The checks that need no model; returns the input's texts. Raises
+    UserError naming the flag, or ValueError/OSError naming file:line."""
+    from tfbert.data.texts import read_texts
+
+    def require(condition, message):
+        if not condition:
+            raise runner.UserError(message)
+
+    require(config.layers, "--layers is empty")
+    require(config.batch_size > 0,
+            f"--batch_size must be positive, got {config.batch_size}")
+    require(config.max_seq_length >= 3, f"--max_seq_length="
+            f"{config.max_seq_length} is too short (at least 3)")
+    npy = config.output_file.endswith(".npy")
+    if config.pooling:
+        require(npy, f"--output_file={config.output_file}: with --pooling the "
+                "output is a .npy file")
+    else:
+        require(not npy, f"--output_file={config.output_file}: a .npy output "
+                "needs --pooling=mean|cls (without it the output is JSONL)")
+        require(config.layer_combination is None,
+                "--layer_combination is read only with --pooling")
+    directory = os.path.dirname(os.path.abspath(config.output_file))
+    require(os.path.isdir(directory) and os.access(directory, os.W_OK),
+            f"--output_file={config.output_file}: {directory} is not a "
+            "writable directory")
+    return read_texts(config.input_file, config.text_column,
+                      config.text_pair_column)
+
+
+def build_extractor(config):
+    """The `FeatureExtractor` of `config`; UserError for a checkpoint or
+    layers that do not fit."""
+    from tfbert.feature_extractor import FeatureExtractor, check_layers
+    from tfbert.models import Encoder
+    from tfbert.text import Preprocessor
+
+    try:
+        encoder = Encoder.from_pretrained(config.init_checkpoint)
+        preprocessor = Preprocessor.from_pretrained(
+            config.init_checkpoint, seq_length=config.max_seq_length,
+            pad_to_seq_length=False)
+    except (ValueError, OSError) as error:
+        raise runner.UserError(
+            f"--init_checkpoint={config.init_checkpoint}: {error}") from error
+    positions = encoder.config.max_position_embeddings
+    if config.max_seq_length > positions:
+        raise runner.UserError(
+            f"--max_seq_length={config.max_seq_length} exceeds the "
+            f"{positions} positions of --init_checkpoint="
+            f"{config.init_checkpoint}")
+    try:
+        layers = check_layers(config.layers, encoder.config.num_layers)
+    except ValueError as error:
+        raise runner.UserError(f"--layers: {error}") from None
+    return FeatureExtractor(
+        encoder, preprocessor, layers=layers,
+        pooling=config.pooling or "mean",
+        layer_combination=config.layer_combination or "concat")
+
+
+def write_jsonl(extractor, texts, path, batch_size, verbose=1):
+    """Writes Google BERT's per-token JSONL of `texts` to `path`
+    (atomically), a batch at a time."""
+    import keras
+
+    from tfbert.utils.atomic import atomic_write
+
+    progress = keras.utils.Progbar(len(texts), verbose=verbose,
+                                   unit_name="text")
+    with atomic_write(path) as f:
+        for start in range(0, len(texts), batch_size):
+            chunk = texts[start:start + batch_size]
+            results = extractor.token_features(chunk, batch_size=batch_size,
+                                               verbose=0)
+            for offset, (tokens, values) in enumerate(results):
+                f.write(json.dumps({
+                    "linex_index": start + offset,
+                    "features": [{"token": token, "layers": [
+                        {"index": index,
+                         "values": [round(float(x), 6) for x in row]}
+                        for index, row in zip(extractor.layers, per_layer)]}
+                        for token, per_layer in zip(tokens, values)]}) + "\n")
+            progress.update(start + len(chunk))
+
+
+def write_npy(extractor, texts, path, batch_size, verbose=1):
+    """Writes the pooled features of `texts` as a float32 `.npy` to `path`,
+    filled a batch at a time through a memory map of a temporary file that
+    replaces `path` once complete."""
+    path = os.fspath(path)
+    temporary = os.path.join(os.path.dirname(os.path.abspath(path)),
+                             f".{os.path.basename(path)}.tmp-{os.getpid()}")
+    try:
+        out = np.lib.format.open_memmap(
+            temporary, mode="w+", dtype=np.float32,
+            shape=(len(texts), extractor.feature_size))
+        extractor.pooled_features(texts, batch_size=batch_size,
+                                  verbose=verbose, out=out)
+        out.flush()
+        del out
+        os.replace(temporary, path)
+    finally:
+        if os.path.exists(temporary):
+            os.remove(temporary)
+
+
+def extract(config, verbose=1):
+    """Runs the extraction `config` describes; returns the number of texts
+    written. User mistakes are found before the model is loaded (except
+    those about the checkpoint itself)."""
+    texts = check(config)
+    extractor = build_extractor(config)
+    write = write_npy if config.pooling else write_jsonl
+    write(extractor, texts, config.output_file, config.batch_size, verbose)
+    return len(texts)
+
+
+def _extract_from_flags():
+    config = config_from_flags(FLAGS)
+    count = extract(config)
+    print(f"wrote features of {count} texts to {config.output_file}")
+    return 0
+
+
+def main():
+    runner.main_program(_FLAGS, _extract_from_flags,
+                        required=("input_file", "output_file"), doc=__doc__)
+
+
+if __name__ == "__main__":
+    main()
