@@ -17,6 +17,7 @@ with quiet_tensorflow_start():
 from tfbert import metrics, training  # noqa: E402
 from tfbert.config import BertConfig
 from tfbert.feature_extractor import FeatureExtractor
+from tfbert.fill_mask import MaskFiller
 from tfbert.metrics import masked_lm as _masked_lm  # Keras registration.
 from tfbert.models import (
     AlbertEncoder, BertClassifier, BertEncoder, BertPretrainer,
@@ -33,4 +34,4 @@ __all__ = ["BertConfig", "BertEncoder", "BertTokenizer", "BertPreprocessor",
            "BertTextClassifier", "BertSpanLabeler", "BertTokenClassifier",
            "BertPretrainer", "PRESETS", "metrics", "training", "__version__",
            "Encoder", "DistilBertEncoder", "ElectraEncoder", "RobertaEncoder",
-           "AlbertEncoder", "FeatureExtractor"]
+           "AlbertEncoder", "FeatureExtractor", "MaskFiller"]

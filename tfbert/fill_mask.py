@@ -3,17 +3,42 @@ family.
 
 The text holds the family's mask token (`[MASK]` for BERT, DistilBERT,
 ELECTRA's generator and ALBERT; `<mask>` for RoBERTa); the masked-LM head
-ranks the vocabulary at each mask. As in HF's fill-mask pipeline, the mask
-token takes the whitespace before it (RoBERTa's and ALBERT's tokenizers
-declare it so; WordPiece ignores that whitespace anyway), and the
-probabilities are a softmax over the whole vocabulary.
+ranks the vocabulary at each mask. As in HF's fill-mask pipeline, the
+probabilities are a softmax over the whole vocabulary, and the mask token
+takes the whitespace before it when the checkpoint's tokenizer files declare
+it so (`lstrip`, as roberta-base and albert-base-v2 do; byte-level BPE
+otherwise keeps that space as a token of its own, WordPiece ignores it).
 """
 
+import json
 import re
+from pathlib import Path
 
 import tensorflow as tf
 
 from tfbert.text import Preprocessor
+
+
+def mask_takes_space(directory, mask_token):
+    """Whether an HF checkpoint's tokenizer strips the whitespace before
+    `mask_token` (its `lstrip`), read from `tokenizer.json` or
+    `tokenizer_config.json`; True, HF's default for the families that
+    declare it, when neither says."""
+    directory = Path(directory)
+    entries = []
+    path = directory / "tokenizer.json"
+    if path.is_file():
+        entries += json.loads(path.read_text(encoding="utf-8")).get(
+            "added_tokens", [])
+    path = directory / "tokenizer_config.json"
+    if path.is_file():
+        config = json.loads(path.read_text(encoding="utf-8"))
+        entries += list(config.get("added_tokens_decoder", {}).values())
+        entries.append(config.get("mask_token"))
+    for entry in entries:
+        if isinstance(entry, dict) and entry.get("content") == mask_token:
+            return bool(entry.get("lstrip", False))
+    return True
 
 
 class MaskFiller:
@@ -22,6 +47,8 @@ class MaskFiller:
     Args:
       pretrainer: a `BertPretrainer` (its masked-LM head is used).
       preprocessor: the family's preprocessor (`Preprocessor.from_pretrained`).
+      strip_before_mask: drop the whitespace before each mask token
+        (`mask_takes_space` of the checkpoint).
 
     Example:
     ```python
@@ -31,8 +58,9 @@ class MaskFiller:
     ```
     """
 
-    def __init__(self, pretrainer, preprocessor):
+    def __init__(self, pretrainer, preprocessor, strip_before_mask=True):
         self.pretrainer = pretrainer
+        self.strip_before_mask = bool(strip_before_mask)
         self.preprocessor = preprocessor
         tokenizer = preprocessor.tokenizer
         self.mask_token = tokenizer.special_tokens["mask"]
@@ -46,10 +74,13 @@ class MaskFiller:
         texts longer than `seq_length` tokens are truncated."""
         from tfbert.checkpoints import load_pretrainer
 
-        return cls(load_pretrainer(name_or_path, strict=True),
-                   Preprocessor.from_pretrained(name_or_path,
-                                                seq_length=seq_length,
-                                                pad_to_seq_length=False))
+        preprocessor = Preprocessor.from_pretrained(
+            name_or_path, seq_length=seq_length, pad_to_seq_length=False)
+        mask = preprocessor.tokenizer.special_tokens["mask"]
+        strip = (mask_takes_space(name_or_path, mask)
+                 if Path(name_or_path).is_dir() else True)
+        return cls(load_pretrainer(name_or_path, strict=True), preprocessor,
+                   strip_before_mask=strip)
 
     def tokenize(self, texts):
         """Text to ids with the mask token's id where the text spells it.
@@ -62,7 +93,9 @@ class MaskFiller:
           the masks.
         """
         mask = self.mask_token
-        texts = tf.strings.regex_replace(texts, r"\s*" + re.escape(mask), mask)
+        if self.strip_before_mask:
+            texts = tf.strings.regex_replace(texts, r"\s*" + re.escape(mask),
+                                             mask)
         pieces = tf.strings.split(texts, sep=mask)
         ids = tf.cast(self.preprocessor.tokenizer.tokenize(pieces.flat_values),
                       tf.int32)
