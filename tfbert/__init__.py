@@ -20,7 +20,8 @@ from tfbert.feature_extractor import FeatureExtractor
 from tfbert.fill_mask import MaskFiller
 from tfbert.metrics import masked_lm as _masked_lm  # Keras registration.
 from tfbert.models import (
-    AlbertEncoder, BertClassifier, BertEncoder, BertPretrainer,
+    AlbertEncoder, BertClassifier, BertEncoder, BertMultipleChoice,
+    BertPretrainer,
     BertSpanLabeler, BertTextClassifier, BertTokenClassifier,
     DistilBertEncoder, ElectraEncoder, Encoder, RobertaEncoder)
 from tfbert.presets import PRESETS
@@ -34,4 +35,5 @@ __all__ = ["BertConfig", "BertEncoder", "BertTokenizer", "BertPreprocessor",
            "BertTextClassifier", "BertSpanLabeler", "BertTokenClassifier",
            "BertPretrainer", "PRESETS", "metrics", "training", "__version__",
            "Encoder", "DistilBertEncoder", "ElectraEncoder", "RobertaEncoder",
-           "AlbertEncoder", "FeatureExtractor", "MaskFiller"]
+           "AlbertEncoder", "FeatureExtractor", "MaskFiller",
+           "BertMultipleChoice"]

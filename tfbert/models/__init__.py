@@ -2,6 +2,7 @@
 
 from tfbert.models.bert_classifier import BertClassifier
 from tfbert.models.bert_encoder import BertEncoder
+from tfbert.models.bert_multiple_choice import BertMultipleChoice
 from tfbert.models.bert_pretrainer import BertPretrainer
 from tfbert.models.bert_span_labeler import BertSpanLabeler
 from tfbert.models.bert_text_classifier import BertTextClassifier
