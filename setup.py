@@ -29,6 +29,7 @@ setup(
         "tfbert-export-tfhub = tfbert.tasks.export_tfhub:main",
         "tfbert-query = tfbert.export.query:main",
         "tfbert-extract-features = tfbert.tasks.extract_features:main",
+        "tfbert-multiple-choice = tfbert.tasks.multiple_choice:main",
     ]},
     install_requires=[
         "tensorflow>=2.21,<2.22",

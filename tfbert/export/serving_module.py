@@ -175,6 +175,11 @@ class ServingModule(tf.Module):
         int32 [batch, max_seq_length])."""
         raise NotImplementedError
 
+    def text_input_shape(self, name):
+        """The shape of the raw-text input `name`: [None] (a batch of
+        texts) unless a task takes more per example (e.g. [None, choices])."""
+        return [None]
+
     # -- the signatures -----------------------------------------------------
 
     def serve_text(self, *texts):
@@ -223,7 +228,8 @@ class ServingModule(tf.Module):
                                 autograph=False)
         signatures = {TOKEN_IDS_SIGNATURE: token_ids.get_concrete_function()}
         if not token_ids_only:
-            text_specs = [tf.TensorSpec([None], tf.string, name=name)
+            text_specs = [tf.TensorSpec(self.text_input_shape(name),
+                                        tf.string, name=name)
                           for name in self.text_inputs]
             text = tf.function(self.serve_text, input_signature=text_specs)
             signatures[TEXT_SIGNATURE] = text.get_concrete_function()
@@ -240,7 +246,8 @@ class ServingModule(tf.Module):
             INPUT_NAMES, (ids, mask, np.zeros_like(ids))))}
         if not token_ids_only:
             inputs[TEXT_SIGNATURE] = {
-                name: np.array([b"The warm-up request."])
+                name: np.full([1, *self.text_input_shape(name)[1:]],
+                              b"The warm-up request.")
                 for name in self.text_inputs}
         return inputs
 
@@ -257,7 +264,7 @@ class ServingModule(tf.Module):
         first = self.text_inputs[0]
         for name, text in zip(self.text_inputs[1:], texts[1:]):
             checks.append(tf.debugging.assert_equal(
-                tf.size(texts[0]), tf.size(text), message=(
+                tf.shape(texts[0])[0], tf.shape(text)[0], message=(
                     f"inputs {first} and {name} must have the same "
                     "batch size")))
         with tf.control_dependencies(checks):

@@ -1,0 +1,184 @@
+"""Multiple choice (SWAG): fine-tune, evaluate, predict and export.
+
+    tfbert-multiple-choice --train_file=train.csv --dev_file=val.csv \\
+      --model_dir=DIR --init_checkpoint=minilm-l6-h384-uncased \\
+      --export_dir=saved_models/swag --do_train --do_eval
+
+(`python -m tasks.multiple_choice` from a checkout.) Files are SWAG's CSV
+layout (`sent1`, `sent2`, `ending0..ending<N-1>`, `label`) or JSONL
+(`context`, `choices`, `label`); see `tfbert.data.multiple_choice`. Every
+example has --num_choices choices. Each (context, choice) pair is packed as
+a sentence pair and scored; the softmax over an example's scores picks its
+choice. Writes MODEL_DIR/eval_results.json (accuracy),
+MODEL_DIR/predictions.jsonl for --test_file, and a raw-text SavedModel.
+"""
+
+import json
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from tfbert.data import multiple_choice as mc_data
+from tfbert.data.batching import FEATURES, prefetch_for_keras
+from tfbert.models import BertMultipleChoice
+from tfbert.tasks import runner
+
+
+def build_dataset(examples, preprocessor, batch_size, *, training, seed=42,
+                  chunk_size=256):
+    """Returns `(dataset, num_batches)`: one epoch of (features, labels),
+    features int32 [batch, num_choices, seq] (each batch padded to its
+    longest pair), labels int32 [batch] (zeros when unlabeled).
+    Tokenization runs in-graph and is cached; training data is shuffled
+    (deterministically for `seed`)."""
+    contexts = [e.context for e in examples]
+    choices = [list(e.choices) for e in examples]
+    labels = np.array([e.label or 0 for e in examples], np.int32)
+    dataset = tf.data.Dataset.from_tensor_slices((contexts, choices, labels))
+
+    def pack(context, choice, label):
+        return mc_data.pack_choices(preprocessor, context, choice), label
+
+    def trim(features, label):
+        length = tf.reduce_max(tf.reduce_sum(features["input_mask"], -1))
+        return {name: features[name][:, :length] for name in FEATURES}, label
+
+    dataset = dataset.batch(chunk_size).map(pack).unbatch().map(trim).cache()
+    if training:
+        dataset = dataset.shuffle(len(examples), seed=seed,
+                                  reshuffle_each_iteration=True)
+    dataset = dataset.padded_batch(batch_size)
+    num_batches = -(-len(examples) // batch_size)
+    dataset = dataset.apply(tf.data.experimental.assert_cardinality(
+        num_batches))
+    return prefetch_for_keras(dataset), num_batches
+
+
+def predict_probabilities(model, dataset):
+    """float32 [N, num_choices]: the softmax of the model's scores."""
+    logits = model.predict(dataset.map(lambda features, label: features),
+                           verbose=0)
+    return tf.nn.softmax(logits, axis=-1).numpy()
+
+
+_FLAGS = (
+    ("string", "train_file", None, "Training examples (.csv or .jsonl)."),
+    ("string", "dev_file", None,
+     "Dev examples: --do_eval's, and the best model's during training."),
+    ("string", "test_file", None,
+     "Examples to predict with --do_predict (labels optional)."),
+    ("integer", "num_choices", 4, "Choices of every example."),
+)
+
+
+class MultipleChoiceTask(runner.Task):
+    """One of N choices per example, scored pair by pair."""
+
+    name = "multiple_choice"
+    optional_flags = runner.OPTIONAL_FLAGS - {"pad_to_max_length"}
+    training_flags = ("num_choices",)
+
+    @staticmethod
+    def define_flags(fv):
+        runner.define(fv, _FLAGS)
+
+    def minimum_seq_length(self):
+        # Two special-token layouts and one token of each text at least.
+        return 5
+
+    def check(self):
+        f = self.flags
+        if f.num_choices < 2:
+            raise runner.UserError(
+                f"--num_choices must be >= 2, got {f.num_choices}")
+        for action, flag in (("do_train", "train_file"),
+                             ("do_eval", "dev_file"),
+                             ("do_predict", "test_file")):
+            if f[action].value and not f[flag].value:
+                raise runner.UserError(f"--{action} needs --{flag}")
+
+        def read(name, labeled=True):
+            path = f[name].value
+            return (mc_data.read_examples(path, f.num_choices, labeled)
+                    if path else [])
+        self.train_examples = read("train_file") if f.do_train else []
+        if f.max_train_examples:
+            self.train_examples = self.train_examples[:f.max_train_examples]
+        self.eval_examples = (read("dev_file")
+                              if f.do_eval or (f.do_train and f.dev_file)
+                              else [])
+        self.test_examples = (read("test_file", labeled=False)
+                              if f.do_predict else [])
+
+    def training_files(self):
+        return [self.flags.train_file]
+
+    def build_inputs(self, preprocessor):
+        f = self.flags
+        self.preprocessor = preprocessor
+
+        def dataset(examples, batch_size, training=False):
+            return build_dataset(examples, preprocessor, batch_size,
+                                 training=training, seed=f.seed)
+        self._dataset = dataset
+        self.eval_dataset = (dataset(self.eval_examples, f.eval_batch_size)[0]
+                             if self.eval_examples else None)
+
+    def build_model(self, init_checkpoint):
+        return BertMultipleChoice.from_pretrained(
+            init_checkpoint, dropout=self.flags.classifier_dropout)
+
+    def train_dataset(self):
+        return self._dataset(self.train_examples, self.flags.train_batch_size,
+                             training=True)
+
+    def compile_args(self):
+        return {"loss": keras.losses.SparseCategoricalCrossentropy(
+                    from_logits=True),
+                "metrics": [keras.metrics.SparseCategoricalAccuracy(
+                    name="accuracy")]}
+
+    @property
+    def main_metric(self):
+        return "accuracy" if self.eval_examples else None
+
+    def evaluate(self, model):
+        predicted = predict_probabilities(model, self.eval_dataset).argmax(-1)
+        labels = np.array([e.label for e in self.eval_examples])
+        metrics = {"accuracy": float(np.mean(predicted == labels))}
+        return metrics, {"task": self.name, "num_choices":
+                         self.flags.num_choices,
+                         "dev": {**metrics,
+                                 "num_examples": len(self.eval_examples)}}
+
+    def write_predictions(self, model, output_dir):
+        from tfbert.utils.atomic import atomic_write
+
+        dataset, _ = self._dataset(self.test_examples,
+                                   self.flags.eval_batch_size)
+        probabilities = predict_probabilities(model, dataset)
+        path = os.path.join(output_dir, "predictions.jsonl")
+        with atomic_write(path) as f:
+            for example, row in zip(self.test_examples, probabilities):
+                f.write(json.dumps({
+                    "guid": example.guid, "choice": int(row.argmax()),
+                    "probabilities": [round(float(p), 6) for p in row]})
+                    + "\n")
+        print(f"wrote {len(self.test_examples)} predictions to {path}")
+
+    def serving_module(self, model):
+        from tfbert.export.multiple_choice_serving import (
+            MultipleChoiceServingModule)
+
+        return MultipleChoiceServingModule(model, self.preprocessor,
+                                           self.flags.num_choices)
+
+
+def main():
+    runner.main(MultipleChoiceTask)
+
+
+if __name__ == "__main__":
+    main()
