@@ -17,6 +17,7 @@ from tests.conftest import REPO_ROOT
 from tests.tasks.conftest import parse_task_flags, write_glue_subset
 from tfbert.tasks import runner
 from tfbert.tasks.glue import GlueTask
+from tfbert.tasks.multiple_choice import MultipleChoiceTask
 from tfbert.tasks.ner import NerTask
 from tfbert.tasks.pretraining import PretrainingTask
 from tfbert.tasks.squad import SquadTask
@@ -321,3 +322,34 @@ def test_extract_features_refuses(capsys, tmp_path, tiny_checkpoint, args,
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and expected in err, err
     assert not (tmp_path / "out.jsonl").exists()
+
+
+def test_multiple_choice_refuses(capsys, tmp_path, tiny_checkpoint):
+    good = {"context": "Q?", "choices": ["a", "b", "c", "d"], "label": 3}
+    rows = {"train.jsonl": [good, dict(good, choices=["a", "b", "c"])],
+            "dev.jsonl": [good, good, dict(good, label=4)]}
+    for name, values in rows.items():
+        (tmp_path / name).write_text(
+            "".join(json.dumps(row) + "\n" for row in values))
+    (tmp_path / "ok.jsonl").write_text(json.dumps(good) + "\n")
+
+    def args(*extra):
+        return [f"--init_checkpoint={tiny_checkpoint}",
+                f"--model_dir={tmp_path / 'model'}", "--do_train",
+                "--max_seq_length=32", *extra]
+    _refused(capsys, MultipleChoiceTask,
+             args(f"--train_file={tmp_path / 'train.jsonl'}"),
+             f"{tmp_path / 'train.jsonl'}:2: 3 choices, expected 4")
+    _refused(capsys, MultipleChoiceTask,
+             args(f"--train_file={tmp_path / 'ok.jsonl'}",
+                  f"--dev_file={tmp_path / 'dev.jsonl'}"),
+             f"{tmp_path / 'dev.jsonl'}:3: label 4 is not a choice index")
+    _refused(capsys, MultipleChoiceTask,
+             args(f"--train_file={tmp_path / 'ok.jsonl'}", "--do_eval"),
+             "--do_eval needs --dev_file")
+    _refused(capsys, MultipleChoiceTask,
+             args(f"--train_file={tmp_path / 'ok.jsonl'}", "--num_choices=1"),
+             "--num_choices must be >= 2")
+    _refused(capsys, MultipleChoiceTask, args(), "--do_train needs "
+             "--train_file")
+    assert _nothing_trained(tmp_path)
