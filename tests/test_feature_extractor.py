@@ -1,8 +1,11 @@
 """`FeatureExtractor` against HF `output_hidden_states` on the real
 all-MiniLM-L6-v2 and real sentences, and on another family's checkpoint."""
 
+import json
+
 import numpy as np
 import pytest
+import tensorflow as tf
 import torch
 import transformers
 
@@ -106,3 +109,32 @@ def test_bad_layers(minilm_extractor, layers, message):
     with pytest.raises(ValueError, match=message.replace("[", r"\[")):
         FeatureExtractor(minilm_extractor.encoder,
                          minilm_extractor.preprocessor, layers=layers)
+
+
+SERVE_FEATURES = """
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
+out = tf.saved_model.load(sys.argv[1]).signatures["serving_default"](
+    text=tf.constant(json.loads(sys.argv[2])))
+print(json.dumps(out["features"].numpy().tolist()))
+"""
+
+
+@pytest.mark.slow
+def test_export_serves_the_pooled_features(tiny_checkpoint, tmp_path, texts,
+                                           run_fresh_python):
+    from tests.export.conftest import replay_warmup
+    from tfbert.export import check_serving_ops
+
+    extractor = FeatureExtractor.from_pretrained(
+        tiny_checkpoint, seq_length=32, layers=(-1, 0), pooling="mean",
+        layer_combination="concat")
+    sentences = [t for t in texts if isinstance(t, str)][:4]
+    path = extractor.export(str(tmp_path / "export"))
+    served = run_fresh_python(SERVE_FEATURES, path, json.dumps(sentences))
+    np.testing.assert_allclose(served, extractor.pooled_features(sentences),
+                               atol=1e-5)
+    check_serving_ops(path)
+    assert sorted(replay_warmup(path, tf.saved_model.load(path).signatures)
+                  ) == ["serve_token_ids", "serving_default"]

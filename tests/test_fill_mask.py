@@ -77,7 +77,8 @@ def test_fill_mask_equals_hf_pipeline(family, zoo_checkpoints, tmp_path):
             np.testing.assert_allclose([r["probability"] for r in mask],
                                        [p for _, p in hf_mask], atol=1e-5)
     # Probabilities that the test can tell apart from uniform ones.
-    assert got[0][0][0]["probability"] > 5 / filler.preprocessor.tokenizer.vocab_size
+    vocab_size = filler.preprocessor.tokenizer.vocab_size
+    assert got[0][0][0]["probability"] > 5 / vocab_size
 
 
 SERVE_FILL_MASK = """

@@ -69,8 +69,9 @@ class FeatureExtractor:
             raise ValueError(f"pooling must be one of {POOLINGS}, got "
                              f"{pooling!r}")
         if layer_combination not in LAYER_COMBINATIONS:
-            raise ValueError(f"layer_combination must be one of "
-                             f"{LAYER_COMBINATIONS}, got {layer_combination!r}")
+            raise ValueError(
+                f"layer_combination must be one of {LAYER_COMBINATIONS}, "
+                f"got {layer_combination!r}")
         self.encoder = encoder
         self.preprocessor = preprocessor
         self.layers = check_layers(layers, encoder.config.num_layers)
@@ -81,8 +82,7 @@ class FeatureExtractor:
                       "input_type_ids": spec}]
         self._layer_features = tf.function(self.layer_features,
                                            input_signature=signature)
-        self._pooled = tf.function(self._pooled_features,
-                                   input_signature=signature)
+        self._pooled = tf.function(self.pooled, input_signature=signature)
 
     @classmethod
     def from_pretrained(cls, name_or_path, seq_length=128, **kwargs):
@@ -126,7 +126,10 @@ class FeatureExtractor:
         return tf.reshape(features, tf.concat(
             [shape[:-2], [shape[-2] * shape[-1]]], 0))
 
-    def _pooled_features(self, inputs):
+    def pooled(self, inputs):
+        """One vector per text of encoder inputs (dict of int32
+        [batch, seq]): the chosen layers pooled by `pooling`, joined by
+        `layer_combination`. float32 [batch, feature_size]."""
         return self.combine(pool_tokens(self.layer_features(inputs),
                                         inputs["input_mask"], self.pooling))
 
@@ -180,6 +183,16 @@ class FeatureExtractor:
             out[start:start + len(features)] = features
             start += len(features)
         return out
+
+    def export(self, export_dir, token_ids_only=False):
+        """Writes a TF Serving SavedModel of `pooled` on raw text
+        (`FeatureServingModule`) under `export_dir/<version>/`; returns that
+        path."""
+        from tfbert.export import export_saved_model
+        from tfbert.export.feature_serving import FeatureServingModule
+
+        return export_saved_model(FeatureServingModule(self), export_dir,
+                                  token_ids_only=token_ids_only)
 
     @staticmethod
     def _checked(texts):

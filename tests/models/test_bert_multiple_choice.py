@@ -54,7 +54,8 @@ def test_logits_and_loss_match_hf(family, tmp_path):
                   attention_mask=torch.tensor(inputs["input_mask"]).long(),
                   labels=torch.tensor(labels))
     if with_segments:
-        kwargs["token_type_ids"] = torch.tensor(inputs["input_type_ids"]).long()
+        kwargs["token_type_ids"] = torch.tensor(
+            inputs["input_type_ids"]).long()
     with torch.no_grad():
         expected = hf_model(**kwargs)
     logits = np.asarray(model(inputs, training=False))
