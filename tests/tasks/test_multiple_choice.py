@@ -54,6 +54,7 @@ def squad_choice_files(shared_data_dir, tmp_path_factory):
 @pytest.mark.slow
 def test_trains_evaluates_predicts_and_exports(
         squad_choice_files, tiny_checkpoint, tmp_path, run_fresh_python):
+    from tests.export.conftest import replay_warmup
     from tfbert.export import check_serving_ops
 
     data = squad_choice_files
@@ -101,6 +102,8 @@ def test_trains_evaluates_predicts_and_exports(
     assert served["choice"] == [p["choice"] for p in predictions]
     check_serving_ops(str(path))
     loaded = tf.saved_model.load(str(path))
+    assert sorted(replay_warmup(str(path), loaded.signatures)) == [
+        "serve_token_ids", "serving_default"]
     features = pack_choices(task.preprocessor, tf.constant([test[0].context]),
                             tf.constant([list(test[0].choices)]))
     length = task.preprocessor.seq_length

@@ -1,9 +1,10 @@
 """Serving module for multiple-choice models (SWAG-style)."""
 
+import numpy as np
 import tensorflow as tf
 
 from tfbert.data.multiple_choice import pack_choices
-from tfbert.export.serving_module import ServingModule
+from tfbert.export.serving_module import TOKEN_IDS_SIGNATURE, ServingModule
 from tfbert.models.bert_encoder import INPUT_NAMES
 
 
@@ -36,6 +37,14 @@ class MultipleChoiceServingModule(ServingModule):
 
     def text_input_shape(self, name):
         return [None, self.num_choices] if name == "choices" else [None]
+
+    def warmup_inputs(self, token_ids_only=False):
+        # One example: its num_choices rows of token ids.
+        inputs = super().warmup_inputs(token_ids_only)
+        inputs[TOKEN_IDS_SIGNATURE] = {
+            name: np.repeat(value, self.num_choices, axis=0)
+            for name, value in inputs[TOKEN_IDS_SIGNATURE].items()}
+        return inputs
 
     def _outputs(self, features):
         logits = tf.cast(self.model.inference_logits(features), tf.float32)
