@@ -38,7 +38,9 @@ def first_piece_features(extractor, sentences, batch_size):
     import tensorflow as tf
 
     tokenizer = extractor.preprocessor.tokenizer
-    layer_features = tf.function(extractor.layer_features)
+    spec = tf.TensorSpec([None, None], tf.int32)
+    layer_features = tf.function(extractor.layer_features, input_signature=[
+        {"input_word_ids": spec, "input_mask": spec, "input_type_ids": spec}])
     features, kept = [], []
     for start in range(0, len(sentences), batch_size):
         words = tf.ragged.constant([s.words for s in

@@ -21,8 +21,7 @@ from tfbert.fill_mask import MaskFiller
 from tfbert.metrics import masked_lm as _masked_lm  # Keras registration.
 from tfbert.models import (
     AlbertEncoder, BertClassifier, BertEncoder, BertMultipleChoice,
-    BertPretrainer,
-    BertSpanLabeler, BertTextClassifier, BertTokenClassifier,
+    BertPretrainer, BertSpanLabeler, BertTextClassifier, BertTokenClassifier,
     DistilBertEncoder, ElectraEncoder, Encoder, RobertaEncoder)
 from tfbert.presets import PRESETS
 from tfbert.sentence_encoder import SentenceEncoder
