@@ -6,9 +6,9 @@ word's first piece, last layer vs the last four layers concatenated.
 
 Features come from `tfbert.FeatureExtractor` (layers -1..-4 read once) on
 the first `--num_train` sentences of conll2003/train.txt; the tagger is
-scored with seqeval's entity F1 on valid.txt (all of it by default). Words cut off by
-`--max_seq_length`, or with no pieces, are tagged O. Prints one JSON line
-per feature set.
+scored with seqeval's entity F1 on valid.txt (all of it by default). Words
+cut off by `--max_seq_length`, or with no pieces, are tagged O. Prints one
+JSON line per feature set.
 """
 
 import json
