@@ -15,6 +15,7 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 from tests.tasks.conftest import parse_task_flags, write_glue_subset
+from tfbert.presets import RandomWeightsWarning
 from tfbert.tasks import runner
 from tfbert.tasks.glue import GlueTask
 from tfbert.tasks.ner import NerTask
@@ -94,6 +95,19 @@ def test_predict_without_test_file_fails_before_training(
     data = write_glue_subset(shared_data_dir, "sst2", tmp_path / "data")
     _refused(capsys, GlueTask, glue("--do_predict", data_dir=data),
              str(data / "SST-2" / "test.tsv"))
+    assert _nothing_trained(tmp_path)
+
+
+def test_preset_without_weights_warns(capsys, tmp_path, sst2_dir):
+    # A check-only run: the model is built, then --max_seq_length refused.
+    args = ["--task=sst2", f"--data_dir={sst2_dir}",
+            "--init_checkpoint=bert-base-uncased",
+            f"--model_dir={tmp_path / 'model'}", "--do_train",
+            "--max_seq_length=600"]
+    with pytest.warns(RandomWeightsWarning,
+                      match="preset 'bert-base-uncased' has no pretrained "
+                            "weights.*local checkpoint directory"):
+        _refused(capsys, GlueTask, args, "--max_seq_length=600")
     assert _nothing_trained(tmp_path)
 
 

@@ -55,7 +55,7 @@ def read_checkpoint(name_or_path):
 
     if hub_checkpoint.is_hub_handle(name_or_path):
         name_or_path = hub_checkpoint.resolve_handle(name_or_path)
-    preset = presets.get_preset(name_or_path)
+    preset = presets.resolve_preset(name_or_path)
     if preset is not None:
         directory = preset.directory()
         if not preset.has_weights:
