@@ -71,11 +71,14 @@ def build_dataset(examples, task, preprocessor, batch_size, *, training,
     return prefetch_for_keras(dataset), num_batches
 
 
-def build_model(task, init_checkpoint, dropout=0.1):
+def build_model(task, init_checkpoint, dropout=0.1, label_names=None):
     """A `BertClassifier` on the pretrained encoder of any family (call in
-    strategy scope)."""
+    strategy scope), holding `label_names` (default: the task's)."""
+    if not task.is_regression:
+        label_names = label_names or task.label_names or task.labels
     return BertClassifier.from_pretrained(init_checkpoint, task.num_classes,
-                                          dropout=dropout)
+                                          dropout=dropout,
+                                          label_names=label_names)
 
 
 def loss_and_metrics(task):
@@ -197,7 +200,8 @@ class GlueTask(runner.Task):
 
     def build_model(self, init_checkpoint):
         return build_model(self.task, init_checkpoint,
-                           self.flags.classifier_dropout)
+                           self.flags.classifier_dropout,
+                           self.flags.label_names)
 
     def train_dataset(self):
         return self._dataset(self.train_examples, self.flags.train_batch_size,
@@ -229,15 +233,9 @@ class GlueTask(runner.Task):
             print(f"wrote {len(examples)} predictions to {path}")
 
     def serving_module(self, model):
-        from tfbert.export.classifier_serving import ClassifierServingModule
-
-        task = self.task
-        label_names = None if task.is_regression else (
-            self.flags.label_names or task.label_names or task.labels)
-        text_inputs = (("sentence1", "sentence2") if task.is_pair
-                       else ("sentence",))
-        return ClassifierServingModule(model, self.preprocessor,
-                                       label_names, text_inputs)
+        return model.serving_module(
+            self.preprocessor, ("sentence1", "sentence2") if self.task.is_pair
+            else ("sentence",))
 
 
 def main():

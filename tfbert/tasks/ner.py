@@ -234,12 +234,10 @@ class NerTask(runner.Task):
         print(f"wrote tags for {len(sentences)} sentences to {path}")
 
     def serving_module(self, model):
-        from tfbert.export.ner_serving import NerServingModule
-
-        return NerServingModule(model, self.preprocessor.tokenizer,
-                                self.labels, self.flags.max_seq_length,
-                                self.flags.window_stride,
-                                layout=self.preprocessor.layout)
+        return model.serving_module(self.preprocessor.tokenizer,
+                                    self.flags.max_seq_length,
+                                    window_stride=self.flags.window_stride,
+                                    layout=self.preprocessor.layout)
 
 
 def main():

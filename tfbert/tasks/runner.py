@@ -141,7 +141,7 @@ class Task:
         --export_precision (with --export_constant_kernels, bfloat16
         kernels as graph constants), its feed-forward layers stored as
         --export_feed_forward_shards column shards."""
-        from tfbert.export import export_saved_model, serving_model
+        from tfbert.export import export_task_model
 
         f = self.flags
         precision = (f.export_precision if "export_precision" in f
@@ -151,10 +151,10 @@ class Task:
         shards = (f.export_feed_forward_shards
                   if "export_feed_forward_shards" in f and not constant_kernels
                   else None)
-        module = self.serving_module(serving_model(model, precision))
-        return export_saved_model(
-            module, export_dir, token_ids_only=token_ids_only,
-            constant_kernels=constant_kernels, feed_forward_shards=shards)
+        return export_task_model(
+            model, export_dir, self.serving_module, precision=precision,
+            token_ids_only=token_ids_only, constant_kernels=constant_kernels,
+            feed_forward_shards=shards)
 
 
 def define(fv, specs):

@@ -260,11 +260,9 @@ class SquadTask(runner.Task):
               f"{os.path.join(output_dir, 'predictions.json')}")
 
     def serving_module(self, model):
-        from tfbert.export.squad_serving import SquadServingModule
-
         f = self.flags
-        return SquadServingModule(
-            model, self.tokenizer, max_seq_length=f.max_seq_length,
+        return model.serving_module(
+            self.tokenizer, max_seq_length=f.max_seq_length,
             doc_stride=f.doc_stride, max_query_length=f.max_query_length,
             max_answer_length=f.max_answer_length,
             version_2_with_negative=self.version_2,
