@@ -56,6 +56,8 @@ def _nothing_trained(tmp_path):
     ("--num_train_epochs=0", "--num_train_epochs"),
     ("--num_train_epochs=-1", "--num_train_epochs"),
     ("--max_train_examples=-3", "--max_train_examples"),
+    ("--max_eval_examples=-1", "--max_eval_examples"),
+    ("--max_predict_examples=-1", "--max_predict_examples"),
     ("--learning_rate=0", "--learning_rate"),
     ("--learning_rate=-1e-5", "--learning_rate"),
     ("--train_batch_size=0", "--train_batch_size"),

@@ -158,14 +158,13 @@ class GlueTask(runner.Task):
             return glue_data.split_path(f.data_dir, task, split)
         self.train_examples = []
         if f.do_train:
-            self.train_examples = glue_data.read_examples(path("train"), task)
-            if f.max_train_examples:
-                self.train_examples = self.train_examples[
-                    :f.max_train_examples]
+            self.train_examples = runner.first_examples(
+                f, "train", glue_data.read_examples(path("train"), task))
         # Dev data selects the best model during training when it exists,
         # and is required by --do_eval.
         self.eval_examples = [
-            (split, glue_data.read_examples(path(split), task))
+            (split, runner.first_examples(
+                f, "eval", glue_data.read_examples(path(split), task)))
             for split in task.dev_splits
             if f.do_eval or (f.do_train and os.path.exists(path(split)))]
         self.test_examples = []
@@ -179,6 +178,9 @@ class GlueTask(runner.Task):
                 self.test_examples.append(
                     ("AX.tsv", glue_data.read_examples(ax_path, task,
                                                        labeled=False)))
+            self.test_examples = [
+                (name, runner.first_examples(f, "predict", examples))
+                for name, examples in self.test_examples]
 
     def training_files(self):
         return [glue_data.split_path(self.flags.data_dir, self.task, "train")]

@@ -30,7 +30,8 @@ FLAGS = flags.FLAGS
 # Shared flags a task may leave out (every other shared flag is offered by
 # every task).
 OPTIONAL_FLAGS = frozenset({"do_predict", "pad_to_max_length",
-                            "max_train_examples", "export_token_ids_only",
+                            "max_train_examples", "max_eval_examples",
+                            "max_predict_examples", "export_token_ids_only",
                             "export_precision", "export_constant_kernels",
                             "export_feed_forward_shards",
                             "classifier_dropout"})
@@ -237,6 +238,10 @@ _SHARED_FLAGS = (
     ("integer", "seed", 42, "Seed for weights, dropout and shuffling."),
     ("integer", "max_train_examples", 0,
      "Train on the first N examples only (0 = all)."),
+    ("integer", "max_eval_examples", 0,
+     "Evaluate on the first N examples of each dev file only (0 = all)."),
+    ("integer", "max_predict_examples", 0,
+     "Predict the first N examples of each test file only (0 = all)."),
     ("float", "classifier_dropout", 0.1,
      "Dropout rate before the task's classification head."),
 )
@@ -289,9 +294,11 @@ def check_flags(task):
     require(f.layerwise_lr_decay is None or 0 < f.layerwise_lr_decay <= 1,
             "--layerwise_lr_decay must be in (0, 1], got "
             f"{f.layerwise_lr_decay}")
-    if "max_train_examples" in f:
-        require(f.max_train_examples >= 0, "--max_train_examples must be >= 0 "
-                f"(0 = all), got {f.max_train_examples}")
+    for split in ("train", "eval", "predict"):
+        name = f"max_{split}_examples"
+        if name in f:
+            require(f[name].value >= 0, f"--{name} must be >= 0 (0 = all), "
+                    f"got {f[name].value}")
     if "export_constant_kernels" in f:
         require(not f.export_constant_kernels
                 or f.export_precision == "bfloat16",
@@ -315,6 +322,15 @@ def check_flags(task):
             "--do_lower_case is read only with --vocab_file")
     if f.vocab_file and not os.path.isfile(f.vocab_file):
         raise UserError(f"--vocab_file={f.vocab_file}: no such file")
+
+
+def first_examples(flag_values, split, examples):
+    """`examples` (a list, or None) cut to the first --max_{split}_examples
+    (`split`: "train", "eval" or "predict") when the task offers that flag
+    and it is not 0."""
+    name = f"max_{split}_examples"
+    limit = flag_values[name].value if name in flag_values else 0
+    return examples[:limit] if limit and examples else examples
 
 
 def training_config(task):
