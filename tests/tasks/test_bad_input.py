@@ -7,6 +7,7 @@ command line calls); `test_command_line_*` check the real programs too.
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -15,7 +16,6 @@ import pytest
 
 from tests.conftest import REPO_ROOT
 from tests.tasks.conftest import parse_task_flags, write_glue_subset
-from tfbert.presets import RandomWeightsWarning
 from tfbert.tasks import runner
 from tfbert.tasks.glue import GlueTask
 from tfbert.tasks.ner import NerTask
@@ -106,10 +106,13 @@ def test_preset_without_weights_warns(capsys, tmp_path, sst2_dir):
             "--init_checkpoint=bert-base-uncased",
             f"--model_dir={tmp_path / 'model'}", "--do_train",
             "--max_seq_length=600"]
-    with pytest.warns(RandomWeightsWarning,
-                      match="preset 'bert-base-uncased' has no pretrained "
-                            "weights.*local checkpoint directory"):
-        _refused(capsys, GlueTask, args, "--max_seq_length=600")
+    status = runner.run(parse_task_flags(GlueTask, args))
+    warning, error = capsys.readouterr().err.strip().splitlines()
+    assert status == 2
+    assert re.fullmatch(r"\S+: warning: preset 'bert-base-uncased' has no "
+                        r"pretrained weights here: .*randomly initialised.*"
+                        r"local checkpoint directory .*", warning), warning
+    assert "error: --max_seq_length=600 exceeds" in error
     assert _nothing_trained(tmp_path)
 
 

@@ -20,6 +20,7 @@ import dataclasses
 import json
 import os
 import sys
+import warnings
 
 from absl import app, flags, logging
 
@@ -447,7 +448,7 @@ def prepare(task, stack):
     keras.utils.set_random_seed(f.seed)
     set_mixed_precision(f.mixed_precision)
     task.build_inputs(load_preprocessor(f))
-    with strategy.scope():
+    with strategy.scope(), warnings_as_lines():
         model = task.build_model(f.init_checkpoint)
     positions = model.encoder.config.max_position_embeddings
     if f.max_seq_length > positions:
@@ -526,13 +527,27 @@ def run(task):
     return 0
 
 
+@contextlib.contextmanager
+def warnings_as_lines():
+    """Shows each Python warning raised in the block (e.g. a preset without
+    weights) after it as one line, `PROGRAM: warning: MESSAGE`."""
+    with warnings.catch_warnings(record=True) as caught:
+        yield
+    for warning in caught:
+        print(f"{_program()}: warning: {' '.join(str(warning.message).split())}",
+              file=sys.stderr)
+
+
+def _program():
+    return os.path.basename(sys.argv[0]).removesuffix(".py")
+
+
 def report_error(error):
     """Prints `error` as one line: `PROGRAM: error: MESSAGE`."""
     message = str(error) or type(error).__name__
     if isinstance(error, OSError) and error.filename and error.strerror:
         message = f"{error.filename}: {error.strerror}"
-    program = os.path.basename(sys.argv[0]).removesuffix(".py")
-    print(f"{program}: error: {' '.join(message.split())}", file=sys.stderr)
+    print(f"{_program()}: error: {' '.join(message.split())}", file=sys.stderr)
 
 
 def main_program(specs, body, *, required=(), doc=None,
