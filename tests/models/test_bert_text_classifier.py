@@ -100,6 +100,14 @@ def _documented_snippet():
     return re.findall(r"```python\n(.*?)```", text, re.S)[0]
 
 
+def test_readme_quickstart_is_the_documented_snippet():
+    readme = (REPO_ROOT / "README.md").read_text()
+    quickstart = readme[readme.index("## Python quickstart"):]
+    snippet = re.findall(r"```python\n(.*?)```", quickstart, re.S)[0]
+    assert snippet == _documented_snippet()
+    assert len([line for line in snippet.splitlines() if line.strip()]) < 15
+
+
 @pytest.mark.slow
 def test_documented_snippet_learns_the_demo_data(tmp_path, run_fresh_python):
     # Runs the README snippet verbatim (the real MiniLM preset: a random
@@ -110,19 +118,30 @@ def test_documented_snippet_learns_the_demo_data(tmp_path, run_fresh_python):
         env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2",
                  PYTHONPATH=str(REPO_ROOT)))
     assert result.returncode == 0, result.stderr[-3000:]
-    metrics = ast.literal_eval(result.stdout.strip().splitlines()[-1])
+    printed = result.stdout.strip().splitlines()
+    metrics = ast.literal_eval(next(line for line in printed
+                                    if line.startswith("{'accuracy'")))
     dev = glue.read_examples(
         glue.split_path(glue.DEMO_DATA_DIR, "sst2", "dev"), "sst2")
     majority = max(np.mean([e.label == "1" for e in dev]),
                    np.mean([e.label == "0" for e in dev]))
     assert metrics["accuracy"] >= majority + 0.25, (metrics, majority)
-    # The saved model scores the same in a new process after `import tfbert`.
+    # The export it wrote answered with a label name and probabilities.
+    assert (tmp_path / "saved_models" / "reviews" / "1" /
+            "saved_model.pb").is_file()
+    served = re.fullmatch(r"\[b'(negative|positive)'\] \[\[(\S+) +(\S+)\]\]",
+                          printed[-1])
+    assert served, printed[-1]
+    assert float(served[2]) + float(served[3]) == pytest.approx(1, abs=1e-5)
+    # The saved model (without optimizer state: compiled again to evaluate)
+    # scores the same in a new process after `import tfbert`.
     code = (
         "import json, sys, keras, tfbert\n"
         "from tfbert.data import glue\n"
         "dev = glue.read_examples(glue.split_path(glue.DEMO_DATA_DIR, 'sst2',"
         " 'dev'), 'sst2')\n"
         "model = keras.models.load_model(sys.argv[1])\n"
+        "model.compile()\n"
         "print(json.dumps(model.evaluate([e.text_a for e in dev],"
         " [int(e.label) for e in dev], return_dict=True, verbose=0)))\n")
     reloaded = run_fresh_python(code, tmp_path / "sst2_demo.keras")

@@ -7,6 +7,7 @@ command line calls); `test_command_line_*` check the real programs too.
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -56,6 +57,8 @@ def _nothing_trained(tmp_path):
     ("--num_train_epochs=0", "--num_train_epochs"),
     ("--num_train_epochs=-1", "--num_train_epochs"),
     ("--max_train_examples=-3", "--max_train_examples"),
+    ("--max_eval_examples=-1", "--max_eval_examples"),
+    ("--max_predict_examples=-1", "--max_predict_examples"),
     ("--learning_rate=0", "--learning_rate"),
     ("--learning_rate=-1e-5", "--learning_rate"),
     ("--train_batch_size=0", "--train_batch_size"),
@@ -95,6 +98,22 @@ def test_predict_without_test_file_fails_before_training(
     data = write_glue_subset(shared_data_dir, "sst2", tmp_path / "data")
     _refused(capsys, GlueTask, glue("--do_predict", data_dir=data),
              str(data / "SST-2" / "test.tsv"))
+    assert _nothing_trained(tmp_path)
+
+
+def test_preset_without_weights_warns(capsys, tmp_path, sst2_dir):
+    # A check-only run: the model is built, then --max_seq_length refused.
+    args = ["--task=sst2", f"--data_dir={sst2_dir}",
+            "--init_checkpoint=bert-base-uncased",
+            f"--model_dir={tmp_path / 'model'}", "--do_train",
+            "--max_seq_length=600"]
+    status = runner.run(parse_task_flags(GlueTask, args))
+    warning, error = capsys.readouterr().err.strip().splitlines()
+    assert status == 2
+    assert re.fullmatch(r"\S+: warning: preset 'bert-base-uncased' has no "
+                        r"pretrained weights here: .*randomly initialised.*"
+                        r"local checkpoint directory .*", warning), warning
+    assert "error: --max_seq_length=600 exceeds" in error
     assert _nothing_trained(tmp_path)
 
 

@@ -57,7 +57,7 @@ def test_cli_reports_bad_arguments(tmp_path):
     result = _run(f"--input={tmp_path / 'missing'}",
                   f"--output_dir={tmp_path / 'out'}")
     assert result.returncode != 0
-    assert "neither a preset name nor a directory" in result.stderr
+    assert "neither a preset name, a directory nor a .keras file" in result.stderr
     assert not (tmp_path / "out").exists()
 
 

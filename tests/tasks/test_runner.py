@@ -124,6 +124,21 @@ def test_train_and_eval_datasets_run_without_autotuning(tmp_path,
     assert_runs_without_autotuning(task.eval_sets[0][2])
 
 
+def test_max_eval_and_predict_examples(tmp_path, tiny_checkpoint, sst2_dir):
+    # What the files hold: 24 dev and 24 test rows.
+    args = ["--task=sst2", f"--data_dir={sst2_dir}",
+            f"--model_dir={tmp_path}", "--do_eval", "--do_predict"]
+    whole = parse_task_flags(GlueTask, args)
+    whole.check()
+    task = parse_task_flags(GlueTask, [*args, "--max_eval_examples=5",
+                                       "--max_predict_examples=7"])
+    task.check()
+    (_, dev), = task.eval_examples
+    (_, test), = task.test_examples
+    assert dev == whole.eval_examples[0][1][:5]
+    assert test == whole.test_examples[0][1][:7]
+
+
 def test_eval_batch_size(tmp_path, tiny_checkpoint, sst2_dir):
     task, _ = _run(tmp_path, tiny_checkpoint, sst2_dir, "--eval_batch_size=5")
     sizes = [int(x["input_word_ids"].shape[0]) for x, _ in task.eval_sets[0][2]]
@@ -386,7 +401,7 @@ def test_every_shared_flag_is_covered():
         "layerwise_lr_decay", "checkpoint_steps", "mixed_precision",
         "distribution_strategy", "tpu", "num_gpus", "jit_compile",
         "steps_per_execution", "seed", "max_train_examples",
-        "classifier_dropout"}
+        "max_eval_examples", "max_predict_examples", "classifier_dropout"}
     from tfbert.tasks import glue
 
     task = parse_task_flags(GlueTask, ["--task=sst2"])

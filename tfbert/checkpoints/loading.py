@@ -4,7 +4,7 @@ import dataclasses
 import os
 
 from tfbert import presets
-from tfbert.checkpoints import hf, keras_hub_preset, tf1
+from tfbert.checkpoints import hf, keras_file, keras_hub_preset, tf1
 from tfbert.checkpoints.variable_map import (
     HEAD_PREFIX, POOLER_PREFIX, assign_variables, encoder_variables,
     pretrainer_variables, read_variables)
@@ -22,7 +22,8 @@ class Checkpoint:
 
     Attributes:
       source: what was read (a preset name or a path), for messages.
-      format: "preset", "hf", "tf1", "keras_hub" or "tf_hub".
+      format: "preset", "hf", "tf1", "keras_hub", "tf_hub" or "keras" (a
+        `.keras` file of a model holding a BERT encoder).
       config: the architecture.
       weights: canonical name -> numpy array (see `variable_map`); empty for
         a preset without weights.
@@ -55,7 +56,7 @@ def read_checkpoint(name_or_path):
 
     if hub_checkpoint.is_hub_handle(name_or_path):
         name_or_path = hub_checkpoint.resolve_handle(name_or_path)
-    preset = presets.get_preset(name_or_path)
+    preset = presets.resolve_preset(name_or_path)
     if preset is not None:
         directory = preset.directory()
         if not preset.has_weights:
@@ -64,9 +65,13 @@ def read_checkpoint(name_or_path):
         checkpoint = read_checkpoint(directory)
         checkpoint.source = f"{name_or_path} ({directory})"
         return checkpoint
+    if keras_file.is_keras_file(name_or_path):
+        config, weights, _ = keras_file.read_keras_file(name_or_path)
+        return Checkpoint(name_or_path, "keras", config, weights, None)
     if not os.path.isdir(name_or_path):
         raise FileNotFoundError(
-            f"{name_or_path!r} is neither a preset name nor a directory. "
+            f"{name_or_path!r} is neither a preset name, a directory nor a "
+            ".keras file. "
             f"Presets: {', '.join(sorted(presets.PRESETS))}")
     directory = name_or_path
     vocab = find_vocabulary(directory)

@@ -1,6 +1,7 @@
 """SavedModel export for TF Serving."""
 
-from tfbert.export.saved_model import export_saved_model, next_version
+from tfbert.export.saved_model import (
+    export_saved_model, export_task_model, next_version)
 from tfbert.export.serving_module import (
     EXPORT_PRECISIONS, TEXT_SIGNATURE, TOKEN_IDS_SIGNATURE, ServingModule,
     serving_model)

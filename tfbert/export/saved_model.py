@@ -9,6 +9,7 @@ import socket
 import tensorflow as tf
 from absl import logging as absl_logging
 
+from tfbert.export.serving_module import serving_model
 from tfbert.export.serving_ops import check_serving_ops
 from tfbert.export.warmup import write_warmup_requests
 from tfbert.text.vocab import save_vocabulary
@@ -96,6 +97,20 @@ def export_saved_model(module, export_dir, *, token_ids_only=False,
                 # Another exporter took this version first; take the next.
                 if not os.path.exists(target):
                     raise
+
+
+def export_task_model(model, export_dir, serving_module, *,
+                      precision="float32", token_ids_only=False,
+                      constant_kernels=False, feed_forward_shards=None):
+    """Exports a trained task model for TF Serving, as the task programs do:
+    the `ServingModule` that `serving_module(model)` builds on the model at
+    `precision` (`serving_model`), written by `export_saved_model` (the
+    other arguments are its). Returns the version directory written."""
+    module = serving_module(serving_model(model, precision))
+    return export_saved_model(
+        module, export_dir, token_ids_only=token_ids_only,
+        constant_kernels=constant_kernels,
+        feed_forward_shards=feed_forward_shards)
 
 
 def _save_quietly(module, path, signatures):

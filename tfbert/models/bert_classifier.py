@@ -23,12 +23,21 @@ class BertClassifier(EncoderTaskModel, keras.Model):
       encoder: a `BertEncoder` of any family.
       num_classes: number of classes, or 1 for regression.
       dropout: dropout rate before the output layer.
+      label_names: class names in id order (stored in the config; the
+        serving export's `label` output), or None: class ids as strings.
     """
 
-    def __init__(self, encoder, num_classes, dropout=0.1, **kwargs):
+    def __init__(self, encoder, num_classes, dropout=0.1, label_names=None,
+                 **kwargs):
+        if label_names is not None and (
+                num_classes == 1 or len(label_names) != num_classes):
+            raise ValueError(f"{len(label_names)} label names given for "
+                             f"num_classes={num_classes}")
         self.encoder = encoder
         self.num_classes = num_classes
         self.dropout = dropout
+        self.label_names = (None if label_names is None
+                            else [str(name) for name in label_names])
         self.head = ClassificationHead(
             num_classes, dropout=dropout,
             initializer_range=encoder.config.initializer_range,
@@ -55,9 +64,33 @@ class BertClassifier(EncoderTaskModel, keras.Model):
                   else self.pooler)
         return self.head(pooler(first_token), training=False)
 
+    def class_names(self):
+        """`label_names`, or the class ids as strings; None for
+        regression."""
+        if self.num_classes == 1:
+            return None
+        return self.label_names or [str(i) for i in range(self.num_classes)]
+
+    def serving_module(self, preprocessor, text_inputs=("sentence",)):
+        """The `ClassifierServingModule` of this model (see
+        `export_for_serving`): raw text in, tokenized by `preprocessor` (the
+        `BertPreprocessor` it was trained with; its `seq_length` is the
+        token-id signature's), `label` (`class_names()`) and
+        `probabilities` out, or `score` for regression.
+
+        Args:
+          preprocessor: a `BertPreprocessor`.
+          text_inputs: input names, ("sentence",) or ("sentence1",
+            "sentence2") for a pair model.
+        """
+        from tfbert.export.classifier_serving import ClassifierServingModule
+
+        return ClassifierServingModule(self, preprocessor, self.class_names(),
+                                       text_inputs)
+
     @classmethod
     def from_pretrained(cls, name_or_path, num_classes, dropout=0.1,
-                        **config_overrides):
+                        label_names=None, **config_overrides):
         """A classifier on the encoder of any family's checkpoint (see
         `tfbert.Encoder.from_pretrained`); the head is newly initialised."""
         from tfbert.models.encoder import Encoder, encoder_class
@@ -65,7 +98,8 @@ class BertClassifier(EncoderTaskModel, keras.Model):
         if encoder_class(name_or_path).classification_activation is not None:
             config_overrides.setdefault("use_pooler", False)
         return cls(Encoder.from_pretrained(name_or_path, **config_overrides),
-                   num_classes, dropout=dropout)
+                   num_classes, dropout=dropout, label_names=label_names)
 
     def task_config(self):
-        return {"num_classes": self.num_classes, "dropout": self.dropout}
+        return {"num_classes": self.num_classes, "dropout": self.dropout,
+                "label_names": self.label_names}

@@ -44,6 +44,8 @@ class BertTextClassifier(EncoderTaskModel, keras.Model):
     model.compile()
     model.fit(["a fine film", "a dull film"], [1, 0], epochs=3)
     model.predict(["fine"])  # float32 logits [1, 2]
+    model.classify("fine")     # {"label": ..., "score": ..., "probabilities": ...}
+    model.export_for_serving("saved_models/films")  # saved_models/films/1
     ```
     """
 
@@ -68,10 +70,17 @@ class BertTextClassifier(EncoderTaskModel, keras.Model):
     def num_classes(self):
         return self.classifier.num_classes
 
+    @property
+    def label_names(self):
+        """The class names (`BertClassifier.class_names`); None for
+        regression."""
+        return self.classifier.class_names()
+
     @classmethod
     def from_pretrained(cls, name_or_path, num_classes, seq_length=128,
                         is_pair=False, dropout=0.1,
-                        truncation="longest_first", **config_overrides):
+                        truncation="longest_first", label_names=None,
+                        **config_overrides):
         """A classifier on a pretrained encoder and its own tokenizer.
 
         Args:
@@ -84,6 +93,8 @@ class BertTextClassifier(EncoderTaskModel, keras.Model):
           is_pair: examples are text pairs.
           dropout: dropout rate before the output layer.
           truncation: how pairs are cut (see `BertPreprocessor`).
+          label_names: class names in id order (`classify` and the serving
+            export's `label`); by default the class ids as strings.
           **config_overrides: encoder config fields to replace.
         """
         from tfbert.models.bert_encoder import BertEncoder
@@ -102,6 +113,7 @@ class BertTextClassifier(EncoderTaskModel, keras.Model):
             BertTokenizer.from_pretrained(name_or_path), seq_length=seq_length,
             truncation=truncation, name="preprocessor")
         classifier = BertClassifier(encoder, num_classes, dropout=dropout,
+                                    label_names=label_names,
                                     name="classifier")
         return cls(preprocessor, classifier, is_pair=is_pair)
 
@@ -184,6 +196,47 @@ class BertTextClassifier(EncoderTaskModel, keras.Model):
         """Logits float32 [n, num_classes] for a list (or tuple of two
         lists) of str."""
         return super().predict(self._dataset(x, None, batch_size), **kwargs)
+
+    def classify(self, texts, batch_size=None):
+        """Label names and probabilities for raw text, pipeline-style.
+
+        Args:
+          texts: a str or a list of str; for a pair model, a tuple of two
+            str or a tuple of two lists of str.
+
+        Returns:
+          For each example a dict: `label` (the likeliest class name),
+          `score` (its probability) and `probabilities` (class name ->
+          probability); for regression just `score`. One example given
+          alone gives one dict, otherwise a list.
+        """
+        single = (isinstance(texts, tuple) and len(texts) == 2
+                  and all(isinstance(t, str) for t in texts)
+                  if self.is_pair else isinstance(texts, str))
+        if single:
+            texts = tuple([t] for t in texts) if self.is_pair else [texts]
+        logits = np.asarray(self.predict(texts, batch_size=batch_size,
+                                         verbose=0), np.float64)
+        if self.num_classes == 1:
+            results = [{"score": float(row[0])} for row in logits]
+        else:
+            exp = np.exp(logits - logits.max(axis=-1, keepdims=True))
+            probabilities = exp / exp.sum(axis=-1, keepdims=True)
+            names = self.label_names
+            results = [{"label": names[int(np.argmax(row))],
+                        "score": float(row.max()),
+                        "probabilities": dict(zip(names, map(float, row)))}
+                       for row in probabilities]
+        return results[0] if single else results
+
+    def serving_module(self):
+        """The `ClassifierServingModule` of the classifier and its
+        preprocessor (see `export_for_serving`): `sentence` (or `sentence1`
+        and `sentence2` for a pair model) in, `label` and `probabilities`
+        out (`score` for regression)."""
+        return self.classifier.serving_module(
+            self.preprocessor, ("sentence1", "sentence2") if self.is_pair
+            else ("sentence",))
 
     def _dataset(self, x, y, batch_size, shuffle=False):
         """Batches `(x, y)` into a `tf.data.Dataset` (Keras' own array

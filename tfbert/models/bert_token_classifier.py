@@ -126,6 +126,20 @@ class BertTokenClassifier(EncoderTaskModel, keras.Model):
         tags = tf.gather(word_tags, tf.maximum(slot, 0), batch_dims=1)
         return tf.where(word_mask, tags, -1)
 
+    def serving_module(self, tokenizer, max_seq_length, **options):
+        """The `NerServingModule` of this model (see `export_for_serving`):
+        `text` in, words, tags and entities out, named by `labels` (which
+        the model must have). `tokenizer` is the one the model was trained
+        with; `options` are `NerServingModule`'s (`window_stride`,
+        `layout`)."""
+        from tfbert.export.ner_serving import NerServingModule
+
+        if self.labels is None:
+            raise ValueError("a BertTokenClassifier built without labels has "
+                             "no tag names to export")
+        return NerServingModule(self, tokenizer, self.labels, max_seq_length,
+                                **options)
+
     def task_config(self):
         return {"num_labels": self.num_labels, "dropout": self.dropout,
                 "use_crf": self.use_crf, "labels": self.labels}

@@ -155,6 +155,7 @@ class Encoder:
         path = os.fspath(name_or_path)
         preset = presets.get_preset(path)
         if preset is not None and preset.model_type != "bert":
+            presets.resolve_preset(path)
             return _FAMILIES[preset.model_type].encoder_class(
                 dataclasses.replace(preset.config, **config_overrides))
         config_path = os.path.join(path, "config.json")

@@ -71,11 +71,14 @@ def build_dataset(examples, task, preprocessor, batch_size, *, training,
     return prefetch_for_keras(dataset), num_batches
 
 
-def build_model(task, init_checkpoint, dropout=0.1):
+def build_model(task, init_checkpoint, dropout=0.1, label_names=None):
     """A `BertClassifier` on the pretrained encoder of any family (call in
-    strategy scope)."""
+    strategy scope), holding `label_names` (default: the task's)."""
+    if not task.is_regression:
+        label_names = label_names or task.label_names or task.labels
     return BertClassifier.from_pretrained(init_checkpoint, task.num_classes,
-                                          dropout=dropout)
+                                          dropout=dropout,
+                                          label_names=label_names)
 
 
 def loss_and_metrics(task):
@@ -155,14 +158,13 @@ class GlueTask(runner.Task):
             return glue_data.split_path(f.data_dir, task, split)
         self.train_examples = []
         if f.do_train:
-            self.train_examples = glue_data.read_examples(path("train"), task)
-            if f.max_train_examples:
-                self.train_examples = self.train_examples[
-                    :f.max_train_examples]
+            self.train_examples = runner.first_examples(
+                f, "train", glue_data.read_examples(path("train"), task))
         # Dev data selects the best model during training when it exists,
         # and is required by --do_eval.
         self.eval_examples = [
-            (split, glue_data.read_examples(path(split), task))
+            (split, runner.first_examples(
+                f, "eval", glue_data.read_examples(path(split), task)))
             for split in task.dev_splits
             if f.do_eval or (f.do_train and os.path.exists(path(split)))]
         self.test_examples = []
@@ -176,6 +178,9 @@ class GlueTask(runner.Task):
                 self.test_examples.append(
                     ("AX.tsv", glue_data.read_examples(ax_path, task,
                                                        labeled=False)))
+            self.test_examples = [
+                (name, runner.first_examples(f, "predict", examples))
+                for name, examples in self.test_examples]
 
     def training_files(self):
         return [glue_data.split_path(self.flags.data_dir, self.task, "train")]
@@ -197,7 +202,8 @@ class GlueTask(runner.Task):
 
     def build_model(self, init_checkpoint):
         return build_model(self.task, init_checkpoint,
-                           self.flags.classifier_dropout)
+                           self.flags.classifier_dropout,
+                           self.flags.label_names)
 
     def train_dataset(self):
         return self._dataset(self.train_examples, self.flags.train_batch_size,
@@ -229,15 +235,9 @@ class GlueTask(runner.Task):
             print(f"wrote {len(examples)} predictions to {path}")
 
     def serving_module(self, model):
-        from tfbert.export.classifier_serving import ClassifierServingModule
-
-        task = self.task
-        label_names = None if task.is_regression else (
-            self.flags.label_names or task.label_names or task.labels)
-        text_inputs = (("sentence1", "sentence2") if task.is_pair
-                       else ("sentence",))
-        return ClassifierServingModule(model, self.preprocessor,
-                                       label_names, text_inputs)
+        return model.serving_module(
+            self.preprocessor, ("sentence1", "sentence2") if self.task.is_pair
+            else ("sentence",))
 
 
 def main():

@@ -141,13 +141,13 @@ class NerTask(runner.Task):
             raise runner.UserError(
                 f"--window_stride must be in [1, --max_seq_length - 2 = "
                 f"{f.max_seq_length - 2}], got {f.window_stride}")
-        self.train_sentences = self._read("train_file", f.do_train)
-        if self.train_sentences and f.max_train_examples:
-            self.train_sentences = self.train_sentences[:f.max_train_examples]
-        self.eval_sentences = self._read(
-            "eval_file", f.do_eval or (f.do_train and bool(f.eval_file)))
-        self.predict_sentences = self._read("predict_file", f.do_predict,
-                                            require_tags=False)
+        self.train_sentences = runner.first_examples(
+            f, "train", self._read("train_file", f.do_train))
+        self.eval_sentences = runner.first_examples(f, "eval", self._read(
+            "eval_file", f.do_eval or (f.do_train and bool(f.eval_file))))
+        self.predict_sentences = runner.first_examples(
+            f, "predict", self._read("predict_file", f.do_predict,
+                                     require_tags=False))
         labels_file = os.path.join(f.model_dir, "labels.txt")
         if f.labels:
             self.labels = parse_labels(f.labels)
@@ -234,12 +234,10 @@ class NerTask(runner.Task):
         print(f"wrote tags for {len(sentences)} sentences to {path}")
 
     def serving_module(self, model):
-        from tfbert.export.ner_serving import NerServingModule
-
-        return NerServingModule(model, self.preprocessor.tokenizer,
-                                self.labels, self.flags.max_seq_length,
-                                self.flags.window_stride,
-                                layout=self.preprocessor.layout)
+        return model.serving_module(self.preprocessor.tokenizer,
+                                    self.flags.max_seq_length,
+                                    window_stride=self.flags.window_stride,
+                                    layout=self.preprocessor.layout)
 
 
 def main():

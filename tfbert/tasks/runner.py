@@ -20,6 +20,7 @@ import dataclasses
 import json
 import os
 import sys
+import warnings
 
 from absl import app, flags, logging
 
@@ -30,7 +31,8 @@ FLAGS = flags.FLAGS
 # Shared flags a task may leave out (every other shared flag is offered by
 # every task).
 OPTIONAL_FLAGS = frozenset({"do_predict", "pad_to_max_length",
-                            "max_train_examples", "export_token_ids_only",
+                            "max_train_examples", "max_eval_examples",
+                            "max_predict_examples", "export_token_ids_only",
                             "export_precision", "export_constant_kernels",
                             "export_feed_forward_shards",
                             "classifier_dropout"})
@@ -141,7 +143,7 @@ class Task:
         --export_precision (with --export_constant_kernels, bfloat16
         kernels as graph constants), its feed-forward layers stored as
         --export_feed_forward_shards column shards."""
-        from tfbert.export import export_saved_model, serving_model
+        from tfbert.export import export_task_model
 
         f = self.flags
         precision = (f.export_precision if "export_precision" in f
@@ -151,10 +153,10 @@ class Task:
         shards = (f.export_feed_forward_shards
                   if "export_feed_forward_shards" in f and not constant_kernels
                   else None)
-        module = self.serving_module(serving_model(model, precision))
-        return export_saved_model(
-            module, export_dir, token_ids_only=token_ids_only,
-            constant_kernels=constant_kernels, feed_forward_shards=shards)
+        return export_task_model(
+            model, export_dir, self.serving_module, precision=precision,
+            token_ids_only=token_ids_only, constant_kernels=constant_kernels,
+            feed_forward_shards=shards)
 
 
 def define(fv, specs):
@@ -237,6 +239,10 @@ _SHARED_FLAGS = (
     ("integer", "seed", 42, "Seed for weights, dropout and shuffling."),
     ("integer", "max_train_examples", 0,
      "Train on the first N examples only (0 = all)."),
+    ("integer", "max_eval_examples", 0,
+     "Evaluate on the first N examples of each dev file only (0 = all)."),
+    ("integer", "max_predict_examples", 0,
+     "Predict the first N examples of each test file only (0 = all)."),
     ("float", "classifier_dropout", 0.1,
      "Dropout rate before the task's classification head."),
 )
@@ -289,9 +295,11 @@ def check_flags(task):
     require(f.layerwise_lr_decay is None or 0 < f.layerwise_lr_decay <= 1,
             "--layerwise_lr_decay must be in (0, 1], got "
             f"{f.layerwise_lr_decay}")
-    if "max_train_examples" in f:
-        require(f.max_train_examples >= 0, "--max_train_examples must be >= 0 "
-                f"(0 = all), got {f.max_train_examples}")
+    for split in ("train", "eval", "predict"):
+        name = f"max_{split}_examples"
+        if name in f:
+            require(f[name].value >= 0, f"--{name} must be >= 0 (0 = all), "
+                    f"got {f[name].value}")
     if "export_constant_kernels" in f:
         require(not f.export_constant_kernels
                 or f.export_precision == "bfloat16",
@@ -315,6 +323,15 @@ def check_flags(task):
             "--do_lower_case is read only with --vocab_file")
     if f.vocab_file and not os.path.isfile(f.vocab_file):
         raise UserError(f"--vocab_file={f.vocab_file}: no such file")
+
+
+def first_examples(flag_values, split, examples):
+    """`examples` (a list, or None) cut to the first --max_{split}_examples
+    (`split`: "train", "eval" or "predict") when the task offers that flag
+    and it is not 0."""
+    name = f"max_{split}_examples"
+    limit = flag_values[name].value if name in flag_values else 0
+    return examples[:limit] if limit and examples else examples
 
 
 def training_config(task):
@@ -431,7 +448,7 @@ def prepare(task, stack):
     keras.utils.set_random_seed(f.seed)
     set_mixed_precision(f.mixed_precision)
     task.build_inputs(load_preprocessor(f))
-    with strategy.scope():
+    with strategy.scope(), warnings_as_lines():
         model = task.build_model(f.init_checkpoint)
     positions = model.encoder.config.max_position_embeddings
     if f.max_seq_length > positions:
@@ -510,13 +527,27 @@ def run(task):
     return 0
 
 
+@contextlib.contextmanager
+def warnings_as_lines():
+    """Shows each Python warning raised in the block (e.g. a preset without
+    weights) after it as one line, `PROGRAM: warning: MESSAGE`."""
+    with warnings.catch_warnings(record=True) as caught:
+        yield
+    for warning in caught:
+        print(f"{_program()}: warning: {' '.join(str(warning.message).split())}",
+              file=sys.stderr)
+
+
+def _program():
+    return os.path.basename(sys.argv[0]).removesuffix(".py")
+
+
 def report_error(error):
     """Prints `error` as one line: `PROGRAM: error: MESSAGE`."""
     message = str(error) or type(error).__name__
     if isinstance(error, OSError) and error.filename and error.strerror:
         message = f"{error.filename}: {error.strerror}"
-    program = os.path.basename(sys.argv[0]).removesuffix(".py")
-    print(f"{program}: error: {' '.join(message.split())}", file=sys.stderr)
+    print(f"{_program()}: error: {' '.join(message.split())}", file=sys.stderr)
 
 
 def main_program(specs, body, *, required=(), doc=None,

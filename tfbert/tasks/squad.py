@@ -153,21 +153,21 @@ class SquadTask(runner.Task):
                 raise runner.UserError(
                     f"--{name} must be positive, got {f[name].value}")
         self.version_2 = f.version == "2.0"
-        self.train_examples = self._read("train_file", f.do_train)
-        if f.max_train_examples:
-            self.train_examples = self.train_examples[:f.max_train_examples]
+        self.train_examples = runner.first_examples(
+            f, "train", self._read("train_file", f.do_train))
         if not self.version_2 and any(e.is_impossible
                                       for e in self.train_examples):
             raise runner.UserError(
                 f"--train_file={f.train_file} has unanswerable questions; "
                 "use --version=2.0")
-        self.eval_examples = self._read(
-            "eval_file", f.do_eval or (f.do_train and bool(f.eval_file)))
+        self.eval_examples = runner.first_examples(f, "eval", self._read(
+            "eval_file", f.do_eval or (f.do_train and bool(f.eval_file))))
         if self.eval_examples and not any(e.answers or e.is_impossible
                                           for e in self.eval_examples):
             raise runner.UserError(f"--eval_file={f.eval_file} has no answers "
                                    "to score")
-        self.predict_examples = self._read("predict_file", f.do_predict)
+        self.predict_examples = runner.first_examples(
+            f, "predict", self._read("predict_file", f.do_predict))
 
     def _read(self, flag, needed):
         path = self.flags[flag].value
@@ -260,11 +260,9 @@ class SquadTask(runner.Task):
               f"{os.path.join(output_dir, 'predictions.json')}")
 
     def serving_module(self, model):
-        from tfbert.export.squad_serving import SquadServingModule
-
         f = self.flags
-        return SquadServingModule(
-            model, self.tokenizer, max_seq_length=f.max_seq_length,
+        return model.serving_module(
+            self.tokenizer, max_seq_length=f.max_seq_length,
             doc_stride=f.doc_stride, max_query_length=f.max_query_length,
             max_answer_length=f.max_answer_length,
             version_2_with_negative=self.version_2,

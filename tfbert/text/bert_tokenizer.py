@@ -359,7 +359,8 @@ class BertTokenizer(Tokenizer):
             with `vocab.txt` (HF, Google or `save_pretrained` layout),
             `assets/tokenizer/vocabulary.txt` (keras-hub preset), or a TF Hub
             BERT encoder SavedModel or handle (its `vocab_file` asset and
-            `do_lower_case`).
+            `do_lower_case`), or a `.keras` file of a model that holds a
+            tokenizer (`BertTextClassifier`).
           **kwargs: constructor arguments that override what is read.
 
         Settings come from `tokenizer_config.json` (HF keys `do_lower_case`,
@@ -374,6 +375,15 @@ class BertTokenizer(Tokenizer):
                                            resolve_handle)
         from tfbert.presets import get_preset
 
+        from tfbert.checkpoints.keras_file import (is_keras_file,
+                                                   read_keras_file)
+
+        if is_keras_file(name_or_path):
+            tokenizer = read_keras_file(name_or_path)[2]
+            if tokenizer is None:
+                raise ValueError(f"{name_or_path}: the model holds no "
+                                 "tokenizer; pass a vocab.txt")
+            return cls.from_config({**tokenizer.get_config(), **kwargs})
         if is_hub_handle(name_or_path):
             name_or_path = resolve_handle(name_or_path)
         preset = (get_preset(name_or_path) if isinstance(name_or_path, str)

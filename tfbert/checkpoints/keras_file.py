@@ -1,0 +1,59 @@
+"""`.keras` files (`model.save("x.keras")`) read as checkpoints.
+
+Any saved tfbert model that holds a BERT encoder is a checkpoint of that
+encoder: a `BertEncoder` itself, a task model with an `encoder` attribute
+(`BertClassifier`, `BertSpanLabeler`, `BertTokenClassifier`,
+`BertPretrainer`), or a `BertTextClassifier`, whose file also holds its
+tokenizer.
+"""
+
+import os
+
+import keras
+
+from tfbert.checkpoints.variable_map import encoder_variables, read_variables
+
+
+def is_keras_file(path):
+    """Whether `path` names a `.keras` file."""
+    return str(path).endswith(".keras") and os.path.isfile(path)
+
+
+def _load(path):
+    try:
+        return keras.saving.load_model(path, compile=False)
+    except (ValueError, TypeError, OSError) as error:
+        raise ValueError(f"{path}: not a loadable tfbert .keras file "
+                         f"({' '.join(str(error).split())[:300]})") from error
+
+
+def _encoder_of(model, path):
+    from tfbert.models.bert_encoder import BertEncoder
+
+    if isinstance(model, BertEncoder):
+        encoder = model
+    elif hasattr(model, "classifier"):
+        encoder = model.classifier.encoder
+    else:
+        encoder = getattr(model, "encoder", None)
+    if type(encoder) is not BertEncoder:
+        raise ValueError(
+            f"{path}: a {type(model).__name__} without a BERT encoder; save "
+            "a family encoder with save_pretrained and pass that directory")
+    return encoder
+
+
+def read_keras_file(path):
+    """`(config, weights, tokenizer)` of the encoder in a `.keras` file:
+    its `BertConfig`, canonical weights (see `variable_map`) and the
+    model's `BertTokenizer` (None when the model holds none).
+
+    Raises:
+      ValueError: the file does not load, or holds no BERT encoder.
+    """
+    model = _load(path)
+    encoder = _encoder_of(model, path)
+    preprocessor = getattr(model, "preprocessor", None)
+    tokenizer = getattr(preprocessor, "tokenizer", None)
+    return (encoder.config, read_variables(encoder_variables(encoder)),
+            tokenizer)
