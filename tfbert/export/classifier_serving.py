@@ -45,7 +45,9 @@ class ClassifierServingModule(ServingModule):
         return tf.cast(self.model.inference_logits(features), tf.float32)
 
     def text_outputs(self, *texts):
-        features = self._untracked.preprocessor(tuple(texts))
+        features = self.windows_checked(
+            self._untracked.preprocessor(tuple(texts)),
+            self.texts_source)
         return self._outputs(self._logits(features))
 
     def token_id_outputs(self, features):

@@ -175,6 +175,7 @@ class NerServingModule(ServingModule):
         features = {"input_word_ids": ids.to_tensor(self.tokenizer.pad_id),
                     "input_mask": tf.ones_like(ids).to_tensor(0)}
         features["input_type_ids"] = tf.zeros_like(features["input_mask"])
+        features = self.windows_checked(features, self.texts_source)
         logits = tf.cast(self.model.inference_logits(features), tf.float32)
 
         # Each (window, word): where its first piece sits, and its context.

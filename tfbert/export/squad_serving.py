@@ -104,11 +104,11 @@ class SquadServingModule(ServingModule):
         type_ids = self.layout.second_type_id * tf.cast(
             tf.ragged.range(tf.cast(ids.row_lengths(), tf.int64))
             >= second_segment[:, tf.newaxis], tf.int32)
-        features = {
+        features = self.windows_checked({
             "input_word_ids": ids.to_tensor(self.tokenizer.pad_id),
             "input_mask": tf.ones_like(ids).to_tensor(0),
             "input_type_ids": type_ids.to_tensor(0),
-        }
+        }, self.texts_source)
         return {"features": features, "example": example, "number": number,
                 "start": start, "length": length,
                 "query_length": tf.gather(query_len, example),
