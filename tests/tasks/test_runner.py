@@ -323,7 +323,8 @@ def test_bad_feed_forward_shards_fail_before_training(
                                   "export_max_windows"])
 def test_request_bounds_below_one_fail_before_training(
         tmp_path, tiny_checkpoint, sst2_train_dir, flag):
-    with pytest.raises(runner.UserError, match=f"--{flag} must be >= 1, got 0"):
+    with pytest.raises(runner.UserError,
+                       match=f"--{flag} must be >= 1, got 0"):
         _run(tmp_path, tiny_checkpoint, sst2_train_dir,
              f"--export_dir={tmp_path / 'export'}", f"--{flag}=0")
     assert not (tmp_path / "export").exists()

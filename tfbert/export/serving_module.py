@@ -2,7 +2,9 @@
 
 A task's export module subclasses `ServingModule` and supplies only its own
 computations: `text_outputs(*texts)` for the raw-text signature and
-`token_id_outputs(features)` for the token-id one. The base owns the rest:
+`token_id_outputs(features)` for the token-id one, passing the encoder
+inputs it builds from text through `windows_checked`. The base owns the
+rest:
 
   * Signature names and input specs. `serving_default` takes one
     tf.string [batch] tensor per name in `text_inputs`; `serve_token_ids`

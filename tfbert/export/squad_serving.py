@@ -4,7 +4,9 @@ The raw-text signature does in the graph what `convert_examples_to_features`
 and `postprocess_predictions` do in Python: tokenize, truncate the question,
 cut the context into strided windows, run the model on every window, and
 pick the best valid span over all windows of each question (same validity
-rules, same max-context windows), so both give the same answers.
+rules, same max-context windows), so both give the same answers. A request
+whose contexts need more windows than the export's
+`RequestLimits.max_windows` is refused before the encoder runs.
 """
 
 import tensorflow as tf
