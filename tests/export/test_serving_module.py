@@ -240,27 +240,26 @@ def test_a_request_over_the_batch_character_bound_is_refused(kind, loaded):
                        **{name: texts + ["x"] for name in names}))
 
 
-def _windows_refused(kind, source, windows):
-    return pytest.raises(tf.errors.InvalidArgumentError, match=(
-        rf"{source}: the request needs\] \[{windows}\] \[encoder windows, "
-        rf"over the bound of {LIMITS.max_windows} windows per "
-        r"request \(max_windows\)"))
-
-
 @pytest.mark.parametrize("kind", KINDS)
 def test_a_request_over_the_window_bound_is_refused(kind, loaded,
                                                     serving_modules):
-    """Every kind runs at least one window per non-empty example; the
-    token-id signature one per row."""
+    """Every example counts as one window at least (checked before
+    tokenization); the token-id signature runs one per row."""
     module = serving_modules[kind]
     signatures = loaded[kind].signatures
     signatures["serving_default"](**_texts(kind, LIMITS.max_windows))
-    with _windows_refused(kind, module.texts_source, LIMITS.max_windows + 1):
+    with pytest.raises(tf.errors.InvalidArgumentError, match=(
+            rf"{module.texts_source}: the request holds\] "
+            rf"\[{LIMITS.max_windows + 1}\] \[examples, over the bound of "
+            rf"{LIMITS.max_windows} windows per request \(max_windows")):
         signatures["serving_default"](**_texts(kind, LIMITS.max_windows + 1))
     length = module.max_seq_length
     signatures["serve_token_ids"](**_token_ids(length, LIMITS.max_windows))
-    with _windows_refused(kind, "input input_word_ids rows",
-                          LIMITS.max_windows + 1):
+    with pytest.raises(tf.errors.InvalidArgumentError, match=(
+            r"input input_word_ids rows: the request needs\] "
+            rf"\[{LIMITS.max_windows + 1}\] \[encoder windows, over the "
+            rf"bound of {LIMITS.max_windows} windows per request "
+            r"\(max_windows\)")):
         signatures["serve_token_ids"](
             **_token_ids(length, LIMITS.max_windows + 1))
 
@@ -275,16 +274,21 @@ def test_one_long_text_over_the_window_bound_is_refused(kind, name, loaded,
     stride = module.doc_stride if kind == "squad" else module._window_stride
     words = " ".join(["word"] * (stride * (LIMITS.max_windows + 4)))
     assert len(words) <= LIMITS.max_text_chars
-    with pytest.raises(tf.errors.InvalidArgumentError,
-                       match=f"{module.texts_source}: the request needs"):
+    with pytest.raises(tf.errors.InvalidArgumentError, match=(
+            rf"{module.texts_source}: the request needs\] \[\d+\] "
+            rf"\[encoder windows, over the bound of {LIMITS.max_windows} "
+            r"windows per request \(max_windows\)")):
         loaded[kind].signatures["serving_default"](
             **_texts(kind, **{name: [words]}))
 
 
-def test_empty_ner_texts_need_no_window(loaded):
-    out = loaded["ner"].signatures["serving_default"](
-        text=tf.constant([""] * (LIMITS.max_windows + 1)))
-    assert out["num_words"].numpy().tolist() == [0] * (LIMITS.max_windows + 1)
+def test_empty_ner_texts_count_as_one_window_each(loaded):
+    serve = loaded["ner"].signatures["serving_default"]
+    out = serve(text=tf.constant([""] * LIMITS.max_windows))
+    assert out["num_words"].numpy().tolist() == [0] * LIMITS.max_windows
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match="examples, over the bound of"):
+        serve(text=tf.constant([""] * (LIMITS.max_windows + 1)))
 
 
 @pytest.mark.parametrize("field", ["max_text_chars", "max_batch_chars",

@@ -45,9 +45,8 @@ class ClassifierServingModule(ServingModule):
         return tf.cast(self.model.inference_logits(features), tf.float32)
 
     def text_outputs(self, *texts):
-        features = self.windows_checked(
-            self._untracked.preprocessor(tuple(texts)),
-            self.texts_source)
+        # One window per example: the base has checked the examples.
+        features = self._untracked.preprocessor(tuple(texts))
         return self._outputs(self._logits(features))
 
     def token_id_outputs(self, features):

@@ -2,9 +2,9 @@
 
 A task's export module subclasses `ServingModule` and supplies only its own
 computations: `text_outputs(*texts)` for the raw-text signature and
-`token_id_outputs(features)` for the token-id one, passing the encoder
-inputs it builds from text through `windows_checked`. The base owns the
-rest:
+`token_id_outputs(features)` for the token-id one; a module that cuts a
+text into several windows passes the encoder inputs it builds through
+`windows_checked`. The base owns the rest:
 
   * Signature names and input specs. `serving_default` takes one
     tf.string [batch] tensor per name in `text_inputs`; `serve_token_ids`
@@ -137,9 +137,9 @@ class RequestLimits:
       max_batch_chars: characters in all texts of a request together.
       max_windows: encoder windows per request: a classifier runs one per
         example, SQuAD one per `doc_stride` window of each context, NER
-        one per window of each non-empty text, `serve_token_ids` one per
-        row. Under TF Serving's server-side batching the bounds per
-        request hold for each merged batch.
+        one per window of each text, `serve_token_ids` one per row; every
+        example counts as one at least. Under TF Serving's server-side
+        batching the bounds per request hold for each merged batch.
     """
 
     max_text_chars: int = 10_000
@@ -327,6 +327,14 @@ class ServingModule(tf.Module):
                 "characters, over the bound of "
                 f"{limits.max_batch_chars} characters per request "
                 "(max_batch_chars)"]))
+        # Every example needs a window (NER's empty texts none, but they
+        # still cost per-example work).
+        checks.append(tf.debugging.Assert(
+            tf.size(texts[0]) <= limits.max_windows, [
+                f"{self.texts_source}: the request holds", tf.size(texts[0]),
+                f"examples, over the bound of {limits.max_windows} windows "
+                "per request (max_windows; each example counts as one at "
+                "least)"]))
         texts = _after(checks, texts)
         checks = []
         for name, text in zip(self.text_inputs, texts):
