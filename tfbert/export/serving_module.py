@@ -305,8 +305,9 @@ class ServingModule(tf.Module):
 
     def _checked_texts(self, texts):
         """The text inputs once checked, in order: shapes, then the
-        character bounds, then UTF-8 and equal batch sizes (each step runs
-        only on inputs that passed the one before)."""
+        character bounds and the number of examples, then UTF-8 and equal
+        batch sizes (each step runs only on inputs that passed the one
+        before)."""
         texts = _after([_shape_check(name, text, [None], "string")
                         for name, text in zip(self.text_inputs, texts)],
                        texts)
@@ -394,7 +395,8 @@ def _shape_check(name, tensor, expected, dtype):
     The rank is read from a shape vector whose length the graph cannot
     infer: a signature input has its spec's static shape, and Grappler
     folds `tf.rank` (or the size of `tf.shape`) of it to that constant,
-    while TF Serving feeds whatever shape the client sent.
+    while a runtime may feed whatever shape the client sent (the
+    signatures of `tf.saved_model.load` do).
     """
     shape = tf.shape(tensor)
     shape = tf.boolean_mask(shape, shape >= 0)
