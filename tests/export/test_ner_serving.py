@@ -9,7 +9,8 @@ import tensorflow as tf
 
 from tfbert.data.ner_alignment import (convert_to_features, pad_batch,
                                        stitch_predictions)
-from tfbert.export import export_saved_model, unservable_ops
+from tfbert.export import (RequestLimits, export_saved_model,
+                           unservable_ops)
 from tfbert.export.ner_serving import NerServingModule
 from tfbert.metrics.ner import get_entities
 from tfbert.models import BertTokenClassifier
@@ -129,8 +130,9 @@ def test_every_word_of_a_long_text_is_tagged_as_tasks_ner_evaluates(
     text = " ".join(words)
     model = _model(tokenizer, use_crf)
     module = NerServingModule(model, tokenizer, LABELS, max_seq_length=24)
-    out = module.signatures()["serving_default"](
-        text=tf.constant([text, "Short one."]))
+    out = module.signatures(limits=RequestLimits(
+        max_text_chars=10**6, max_batch_chars=10**6, max_windows=10**6))[
+            "serving_default"](text=tf.constant([text, "Short one."]))
 
     expected_words, _, tags, _ = _python_pipeline(model, tokenizer, text, 24)
     assert len(expected_words) >= 2000

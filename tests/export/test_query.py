@@ -3,6 +3,7 @@
 import json
 import os
 
+import numpy as np
 import pytest
 import tensorflow as tf
 
@@ -37,8 +38,14 @@ def test_every_export_kind_is_queried_by_its_signature_inputs(
     served = tf.saved_model.load(exports[kind]).signatures["serving_default"](
         **{name: tf.constant(texts) for name, texts in QUERIES[kind].items()})
     assert len(printed) == len(next(iter(QUERIES[kind].values())))
-    for index, example in enumerate(printed):
-        assert sorted(example) == sorted(served)
+    for index, line in enumerate(printed):
+        assert list(line) == ["index", "inputs", "outputs"]
+        assert line["index"] == index
+        assert line["inputs"] == {name: texts[index] for name, texts in
+                                  sorted(QUERIES[kind].items())}
+        assert list(line["inputs"]) == sorted(QUERIES[kind])
+        example = line["outputs"]
+        assert list(example) == sorted(served)
         for name in ("label", "answer_text"):
             if name in served:
                 assert example[name] == served[name][index].numpy().decode()
@@ -59,8 +66,73 @@ def test_positional_texts_fill_a_single_text_input(exports, capsys):
     query.main([exports["ner"], "John lives in Paris.", "--text", "x"])
     printed = [json.loads(line)
                for line in capsys.readouterr().out.strip().splitlines()]
-    assert [p["word_texts"] for p in printed] == [
+    assert [p["outputs"]["word_texts"] for p in printed] == [
         ["x"], ["John", "lives", "in", "Paris", "."]]
     with pytest.raises(SystemExit):
         query.main([exports["squad"], "Who?", "Me."])
     assert "give each as an option" in capsys.readouterr().err
+
+
+def _refused(argv, capsys):
+    """stderr of a `query.main(argv)` that must exit with status 2."""
+    with pytest.raises(SystemExit) as exit_info:
+        query.main(argv)
+    assert exit_info.value.code == 2
+    err = capsys.readouterr().err
+    assert len(err.strip().splitlines()) == 1, err
+    assert err.startswith("tfbert-query: error: ")
+    return err
+
+
+@pytest.mark.parametrize("layout, message", [
+    ("missing", "no such file or directory"),
+    ("file", "is a file, not an export directory"),
+    ("empty", "is not a SavedModel (no saved_model.pb)"),
+    ("not_a_saved_model", "is not a SavedModel (no saved_model.pb)"),
+    ("staging_only", "holds no finished version, only .tmp-export-"),
+    ("empty_version", "is not a SavedModel (no saved_model.pb)"),
+])
+def test_a_path_that_is_no_export_is_one_line(layout, message, tmp_path,
+                                              capsys):
+    path = tmp_path / "model"
+    if layout == "file":
+        path.write_text("not a model")
+    elif layout != "missing":
+        path.mkdir()
+    if layout == "not_a_saved_model":
+        (path / "variables").mkdir()
+        (path / "notes.txt").write_text("x")
+    elif layout == "staging_only":
+        (path / ".tmp-export-host.123.abc" / "variables").mkdir(parents=True)
+    elif layout == "empty_version":
+        (path / "3").mkdir()
+    assert message in _refused([str(path), "some text"], capsys)
+
+
+@pytest.mark.parametrize("kind, argv, message", [
+    ("classifier", ["--sentence1", "a", "--sentence1", "b", "--sentence2",
+                    "c"], "--sentence1 was given 2 times, --sentence2 was "
+                          "given 1 time"),
+    ("squad", ["--question", "Who?"], "give --context"),
+    ("ner", ["--text", "caf\udce9"], r"--text value 1 ('caf\\xe9') is not "
+                                    "valid UTF-8"),
+    ("ner", ["--signature", "nope", "x"], "has no signature 'nope'"),
+])
+def test_bad_arguments_are_one_line(kind, argv, message, exports, capsys):
+    assert message in _refused([exports[kind], *argv], capsys)
+
+
+def test_a_request_over_the_exports_bound_is_one_line(exports, capsys):
+    err = _refused([exports["ner"], "x" * 10_001], capsys)
+    assert "the model refused the request" in err
+    assert "input text has a text over the bound of 10000" in err
+
+
+def test_non_finite_outputs_are_written_as_null(capsys):
+    non_finite = set()
+    example = query.example_outputs(
+        {"probabilities": np.array([[np.nan, 0.5], [np.inf, -np.inf]]),
+         "label": np.array([b"neg", b"pos"])}, 1, non_finite)
+    assert example == {"label": "pos", "probabilities": [None, None]}
+    assert non_finite == {"probabilities"}
+    assert json.loads(json.dumps(example, allow_nan=False)) == example

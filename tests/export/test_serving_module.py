@@ -12,7 +12,7 @@ import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
 
 from tests.export.conftest import replay_warmup
 from tfbert import BertConfig, BertEncoder, BertPreprocessor, BertTokenizer
-from tfbert.export import export_saved_model
+from tfbert.export import RequestLimits, export_saved_model
 from tfbert.export.classifier_serving import ClassifierServingModule
 from tfbert.export.serving_module import exported_weights
 from tfbert.models import BertClassifier
@@ -139,3 +139,176 @@ def test_exported_weights_refuse_another_architecture(other, message,
     with pytest.raises(ValueError, match=message):
         exported_weights(
             _tiny_classifier(tokenizer.vocab_size, seed=0, **other), reader)
+
+
+# -- hostile requests: shapes and bounds, for every signature of every kind --
+
+TEXT_INPUTS = {"classifier": ("sentence1", "sentence2"),
+               "regressor": ("sentence",), "squad": ("question", "context"),
+               "ner": ("text",)}
+TOKEN_ID_INPUTS = ("input_word_ids", "input_mask", "input_type_ids")
+LIMITS = RequestLimits()
+
+
+def _texts(kind, batch=1, **overrides):
+    """A request of `batch` short valid texts per input of `kind`, with
+    some inputs replaced by `overrides` (name -> list, or tensor value)."""
+    request = {name: ["Ann won the race."] * batch
+               for name in TEXT_INPUTS[kind]}
+    request.update(overrides)
+    return {name: tf.constant(value) for name, value in request.items()}
+
+
+def _token_ids(length, batch=1, **overrides):
+    request = {name: np.zeros([batch, length], np.int32)
+               for name in TOKEN_ID_INPUTS}
+    for ids in request.values():
+        ids[:, 0] = 1  # a real token in each row: mask 1, id 1, type 1
+    request.update(overrides)
+    return {name: tf.constant(value, tf.int32)
+            for name, value in request.items()}
+
+
+@pytest.mark.parametrize("kind, name", [
+    (kind, name) for kind in KINDS for name in TEXT_INPUTS[kind]])
+@pytest.mark.parametrize("value", [
+    [["a", "b"]], [["a"]], "a", "", [[["a"]]]],
+    ids=["rank2", "rank2_one", "scalar", "empty_scalar", "rank3"])
+def test_text_input_of_another_rank_is_refused_naming_it(kind, name, value,
+                                                         loaded):
+    shape = np.shape(value)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=re.escape(
+            f"input {name} must be string [batch], got shape] "
+            f"[{' '.join(map(str, shape))}]")):
+        loaded[kind].signatures["serving_default"](
+            **_texts(kind, **{name: value}))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+@pytest.mark.parametrize("name", TOKEN_ID_INPUTS)
+@pytest.mark.parametrize("shape", [
+    "batch", "scalar", "extra_axis", "shorter", "longer"])
+def test_token_ids_of_another_shape_are_refused_naming_the_input(
+        kind, name, shape, loaded, serving_modules):
+    length = serving_modules[kind].max_seq_length
+    value = {"batch": np.ones([length], np.int32),
+             "scalar": np.int32(1),
+             "extra_axis": np.ones([1, length, 1], np.int32),
+             "shorter": np.ones([1, length - 1], np.int32),
+             "longer": np.ones([1, length + 1], np.int32)}[shape]
+    with pytest.raises(tf.errors.InvalidArgumentError, match=re.escape(
+            f"input {name} must be int32 [batch, {length}], got shape] "
+            f"[{' '.join(map(str, value.shape))}]")):
+        loaded[kind].signatures["serve_token_ids"](
+            **_token_ids(length, **{name: value}))
+
+
+@pytest.mark.parametrize("kind, name", [
+    (kind, name) for kind in KINDS for name in TEXT_INPUTS[kind]])
+@pytest.mark.parametrize("char", ["x", "é", "😀"])
+def test_a_text_over_the_character_bound_is_refused_naming_it(
+        kind, name, char, loaded):
+    """Characters are code points (not bytes); one long word is one window,
+    so the text at the bound is answered."""
+    serve = loaded[kind].signatures["serving_default"]
+    at_bound = char * LIMITS.max_text_chars
+    serve(**_texts(kind, 2, **{name: ["fine", at_bound]}))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=(
+            f"input {name} has a text over the bound of "
+            rf"{LIMITS.max_text_chars} characters per text \(max_text_chars\)"
+            r" at batch index\] \[1\] \[of\] "
+            rf"\[{LIMITS.max_text_chars + 1}\]")):
+        serve(**_texts(kind, 2, **{name: ["fine", at_bound + char]}))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_request_over_the_batch_character_bound_is_refused(kind, loaded):
+    """The bound is on all texts of all inputs together."""
+    serve = loaded[kind].signatures["serving_default"]
+    names = TEXT_INPUTS[kind]
+    batch = LIMITS.max_batch_chars // LIMITS.max_text_chars // len(names)
+    assert batch * len(names) * LIMITS.max_text_chars == LIMITS.max_batch_chars
+    texts = ["x" * LIMITS.max_text_chars] * batch
+    serve(**_texts(kind, batch, **{name: texts for name in names}))
+    source = ("input " if len(names) == 1 else "inputs ") + ", ".join(names)
+    with pytest.raises(tf.errors.InvalidArgumentError, match=(
+            rf"{source}: the request holds\] "
+            rf"\[{LIMITS.max_batch_chars + len(names)}\] \[characters, over "
+            rf"the bound of {LIMITS.max_batch_chars} characters per "
+            r"request \(max_batch_chars\)")):
+        serve(**_texts(kind, batch + 1,
+                       **{name: texts + ["x"] for name in names}))
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_a_request_over_the_window_bound_is_refused(kind, loaded,
+                                                    serving_modules):
+    """Every example counts as one window at least (checked before
+    tokenization); the token-id signature runs one per row."""
+    module = serving_modules[kind]
+    signatures = loaded[kind].signatures
+    signatures["serving_default"](**_texts(kind, LIMITS.max_windows))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=(
+            rf"{module.texts_source}: the request holds\] "
+            rf"\[{LIMITS.max_windows + 1}\] \[examples, over the bound of "
+            rf"{LIMITS.max_windows} windows per request \(max_windows")):
+        signatures["serving_default"](**_texts(kind, LIMITS.max_windows + 1))
+    length = module.max_seq_length
+    signatures["serve_token_ids"](**_token_ids(length, LIMITS.max_windows))
+    with pytest.raises(tf.errors.InvalidArgumentError, match=(
+            r"input input_word_ids rows: the request needs\] "
+            rf"\[{LIMITS.max_windows + 1}\] \[encoder windows, over the "
+            rf"bound of {LIMITS.max_windows} windows per request "
+            r"\(max_windows\)")):
+        signatures["serve_token_ids"](
+            **_token_ids(length, LIMITS.max_windows + 1))
+
+
+@pytest.mark.parametrize("kind, name", [("squad", "context"),
+                                        ("ner", "text")])
+def test_one_long_text_over_the_window_bound_is_refused(kind, name, loaded,
+                                                        serving_modules):
+    """The windows of one long text count, not the examples: one piece per
+    word, a window starting every `doc_stride` / window stride pieces."""
+    module = serving_modules[kind]
+    stride = module.doc_stride if kind == "squad" else module._window_stride
+    words = " ".join(["word"] * (stride * (LIMITS.max_windows + 4)))
+    assert len(words) <= LIMITS.max_text_chars
+    with pytest.raises(tf.errors.InvalidArgumentError, match=(
+            rf"{module.texts_source}: the request needs\] \[\d+\] "
+            rf"\[encoder windows, over the bound of {LIMITS.max_windows} "
+            r"windows per request \(max_windows\)")):
+        loaded[kind].signatures["serving_default"](
+            **_texts(kind, **{name: [words]}))
+
+
+def test_empty_ner_texts_count_as_one_window_each(loaded):
+    serve = loaded["ner"].signatures["serving_default"]
+    out = serve(text=tf.constant([""] * LIMITS.max_windows))
+    assert out["num_words"].numpy().tolist() == [0] * LIMITS.max_windows
+    with pytest.raises(tf.errors.InvalidArgumentError,
+                       match="examples, over the bound of"):
+        serve(text=tf.constant([""] * (LIMITS.max_windows + 1)))
+
+
+@pytest.mark.parametrize("field", ["max_text_chars", "max_batch_chars",
+                                   "max_windows"])
+@pytest.mark.parametrize("value", [0, -1, 1.5])
+def test_request_limits_refuse_values_below_one(field, value):
+    with pytest.raises(ValueError, match=f"RequestLimits.{field} must be an "
+                                         "integer >= 1"):
+        RequestLimits(**{field: value})
+
+
+def test_smaller_limits_are_the_exports(serving_modules, tmp_path):
+    limits = RequestLimits(max_text_chars=5, max_batch_chars=8, max_windows=2)
+    path = export_saved_model(serving_modules["regressor"],
+                              str(tmp_path / "small"), limits=limits)
+    serve = tf.saved_model.load(path).signatures["serving_default"]
+    serve(sentence=tf.constant(["abcde", "abc"]))
+    for texts, message in [(["abcdef"], "bound of 5 characters per text"),
+                           (["abcde", "abcd"], "bound of 8 characters per "
+                                               "request"),
+                           (["a", "b", "c"], "bound of 2 windows")]:
+        with pytest.raises(tf.errors.InvalidArgumentError, match=message):
+            serve(sentence=tf.constant(texts))

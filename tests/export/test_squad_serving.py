@@ -12,7 +12,8 @@ import tensorflow as tf
 from tfbert.config import BertConfig
 from tfbert.data import squad
 from tfbert.data.squad_postprocess import postprocess_predictions
-from tfbert.export import export_saved_model, unservable_ops
+from tfbert.export import (RequestLimits, export_saved_model,
+                           unservable_ops)
 from tfbert.export.squad_serving import SquadServingModule
 from tfbert.models import BertEncoder, BertSpanLabeler
 from tfbert.text.bert_tokenizer import BertTokenizer
@@ -21,6 +22,8 @@ from .conftest import saved_model_cli_show
 
 SETTINGS = dict(max_seq_length=64, doc_stride=16, max_query_length=20)
 MAX_ANSWER_LENGTH = 10
+# Bounds that let every test example go in one request.
+WHOLE_DEV_SET = RequestLimits(max_batch_chars=10**7, max_windows=10**6)
 
 _SERVE = textwrap.dedent("""
     import json, sys
@@ -120,7 +123,7 @@ def test_v1_module_matches_python(setup):
     examples = setup[2]
     threshold, expected = _expected(setup, version_2=False)
     module = _module(setup, False, threshold)
-    out = module.signatures()["serving_default"](
+    out = module.signatures(limits=WHOLE_DEV_SET)["serving_default"](
         question=tf.constant([e.question for e in examples]),
         context=tf.constant([e.context for e in examples]))
     served = {k: v.numpy().tolist() for k, v in out.items()}
@@ -134,7 +137,8 @@ def test_exported_v2_model_matches_python_in_a_fresh_process(setup, tmp_path,
     examples, features, logits = setup[2:]
     threshold, expected = _expected(setup, version_2=True)
     module = _module(setup, True, threshold)
-    path = export_saved_model(module, str(tmp_path / "squad"))
+    path = export_saved_model(module, str(tmp_path / "squad"),
+                              limits=WHOLE_DEV_SET)
     assert path.endswith("/1")
     assert unservable_ops(path) == []
 

@@ -240,13 +240,22 @@ def test_do_flags_and_model_dir(tmp_path, tiny_checkpoint, sst2_dir):
     assert len(rows) == 25
 
 
-def test_export_dir_and_token_ids_only(tmp_path, tiny_checkpoint,
-                                       sst2_train_dir):
+def test_export_dir_token_ids_only_and_request_bounds(
+        tmp_path, tiny_checkpoint, sst2_train_dir):
     export_dir = tmp_path / "export"
     _run(tmp_path, tiny_checkpoint, sst2_train_dir,
-         f"--export_dir={export_dir}")
+         f"--export_dir={export_dir}", "--export_max_text_chars=6",
+         "--export_max_batch_chars=10", "--export_max_windows=3")
     loaded = tf.saved_model.load(str(export_dir / "1"))
     assert {"serving_default", "serve_token_ids"} <= set(loaded.signatures)
+    serve = loaded.signatures["serving_default"]
+    serve(sentence=tf.constant(["Good!!", "Bad."]))
+    for texts, bound in [(["Good!!!"], "6 characters per text"),
+                         (["Good!!", "Bad!!"], "10 characters per request"),
+                         (["a", "b", "c", "d"], "3 windows per request")]:
+        with pytest.raises(tf.errors.InvalidArgumentError,
+                           match=f"bound of {bound}"):
+            serve(sentence=tf.constant(texts))
     model_dir = tmp_path / "model"
     run_task(GlueTask, [a for a in _args(tiny_checkpoint, sst2_train_dir,
                                          model_dir)
@@ -324,6 +333,19 @@ def test_bad_feed_forward_shards_fail_before_training(
     assert not (tmp_path / "model").exists()
 
 
+@pytest.mark.parametrize("flag", ["export_max_text_chars",
+                                  "export_max_batch_chars",
+                                  "export_max_windows"])
+def test_request_bounds_below_one_fail_before_training(
+        tmp_path, tiny_checkpoint, sst2_train_dir, flag):
+    with pytest.raises(runner.UserError,
+                       match=f"--{flag} must be >= 1, got 0"):
+        _run(tmp_path, tiny_checkpoint, sst2_train_dir,
+             f"--export_dir={tmp_path / 'export'}", f"--{flag}=0")
+    assert not (tmp_path / "export").exists()
+    assert not (tmp_path / "model").exists()
+
+
 def test_more_feed_forward_shards_than_columns_fail_before_training(
         tmp_path, tiny_checkpoint, sst2_train_dir):
     """The intermediate size comes from the checkpoint: checked once the
@@ -394,7 +416,8 @@ def test_every_shared_flag_is_covered():
         "overwrite_model_dir", "export_dir", "export_best", "do_train",
         "do_eval", "do_predict", "export_token_ids_only", "export_precision",
         "export_constant_kernels", "export_feed_forward_shards",
-        "max_seq_length",
+        "export_max_text_chars", "export_max_batch_chars",
+        "export_max_windows", "max_seq_length",
         "pad_to_max_length", "train_batch_size", "eval_batch_size",
         "learning_rate", "num_train_epochs", "warmup_proportion",
         "weight_decay", "adam_epsilon", "gradient_accumulation_steps",

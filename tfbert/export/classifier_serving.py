@@ -45,6 +45,7 @@ class ClassifierServingModule(ServingModule):
         return tf.cast(self.model.inference_logits(features), tf.float32)
 
     def text_outputs(self, *texts):
+        # One window per example: the base has checked the examples.
         features = self._untracked.preprocessor(tuple(texts))
         return self._outputs(self._logits(features))
 

@@ -26,11 +26,12 @@ split further at every punctuation character and CJK ideograph ("U.S." is
 runs ("U.S." and "Germany," are one word each). Each word is then tokenized
 as `tasks.ner` tokenizes a CoNLL word (`tokenize_words`).
 
-Every word is tagged, however long the text: the words are cut into
-overlapping windows exactly as `tasks.ner` evaluates
-(`tfbert.data.ner_alignment`), and each word takes its tag from the window
-where it has the most context. Entities are grouped from the word tags with
-the conlleval rules (`tfbert.metrics.ner`).
+Every word is tagged, however long the text (within the export's
+`RequestLimits`: characters per text and per request, windows per
+request): the words are cut into overlapping windows exactly as
+`tasks.ner` evaluates (`tfbert.data.ner_alignment`), and each word takes
+its tag from the window where it has the most context. Entities are
+grouped from the word tags with the conlleval rules (`tfbert.metrics.ner`).
 
 `serve_token_ids` takes the three int32 [batch, max_seq_length] encoder
 inputs and returns `logits`, float32 [batch, max_seq_length, num_labels]
@@ -175,6 +176,7 @@ class NerServingModule(ServingModule):
         features = {"input_word_ids": ids.to_tensor(self.tokenizer.pad_id),
                     "input_mask": tf.ones_like(ids).to_tensor(0)}
         features["input_type_ids"] = tf.zeros_like(features["input_mask"])
+        features = self.windows_checked(features, self.texts_source)
         logits = tf.cast(self.model.inference_logits(features), tf.float32)
 
         # Each (window, word): where its first piece sits, and its context.

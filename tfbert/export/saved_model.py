@@ -16,7 +16,8 @@ from tfbert.text.vocab import save_vocabulary
 from tfbert.utils.atomic import publish_directory, staging_directory
 
 _VERSION = re.compile(r"^\d+$")
-_STAGING_PREFIX = ".tmp-export-"
+# A version directory is written under this prefix, then renamed.
+STAGING_PREFIX = ".tmp-export-"
 # `.tmp-export-<host>.<pid>.<random>`: who is (or was) writing it.
 _STAGING = re.compile(r"^\.tmp-export-(?P<host>.+)\.(?P<pid>\d+)\.[^.]+$")
 
@@ -31,7 +32,8 @@ def next_version(export_dir):
 
 
 def export_saved_model(module, export_dir, *, token_ids_only=False,
-                       constant_kernels=False, feed_forward_shards=None):
+                       constant_kernels=False, feed_forward_shards=None,
+                       limits=None):
     """Saves a `ServingModule` as `export_dir/<version>/`, TF Serving's layout.
 
     The SavedModel is written to a staging directory inside `export_dir`,
@@ -60,6 +62,9 @@ def export_saved_model(module, export_dir, *, token_ids_only=False,
         feed-forward layer is stored as (1: whole); by default
         `FEED_FORWARD_SHARDS`, whole with `constant_kernels` (see
         `tfbert.export.serving_module`).
+      limits: the `RequestLimits` (characters per text and per request,
+        encoder windows per request) beyond which the signatures refuse a
+        request; default `RequestLimits()`.
 
     Returns:
       The path of the version directory written.
@@ -74,11 +79,11 @@ def export_saved_model(module, export_dir, *, token_ids_only=False,
     _remove_stale_staging(export_dir)
     with staging_directory(
             export_dir,
-            prefix=f"{_STAGING_PREFIX}{socket.gethostname()}.{os.getpid()}."
+            prefix=f"{STAGING_PREFIX}{socket.gethostname()}.{os.getpid()}."
     ) as staging:
         _save_quietly(module, staging,
                       module.signatures(token_ids_only, constant_kernels,
-                                        feed_forward_shards))
+                                        feed_forward_shards, limits))
         check_serving_ops(staging)
         os.makedirs(os.path.join(staging, "assets"), exist_ok=True)
         save_vocabulary(module.tokenizer.vocabulary,
@@ -101,7 +106,8 @@ def export_saved_model(module, export_dir, *, token_ids_only=False,
 
 def export_task_model(model, export_dir, serving_module, *,
                       precision="float32", token_ids_only=False,
-                      constant_kernels=False, feed_forward_shards=None):
+                      constant_kernels=False, feed_forward_shards=None,
+                      limits=None):
     """Exports a trained task model for TF Serving, as the task programs do:
     the `ServingModule` that `serving_module(model)` builds on the model at
     `precision` (`serving_model`), written by `export_saved_model` (the
@@ -110,7 +116,7 @@ def export_task_model(model, export_dir, serving_module, *,
     return export_saved_model(
         module, export_dir, token_ids_only=token_ids_only,
         constant_kernels=constant_kernels,
-        feed_forward_shards=feed_forward_shards)
+        feed_forward_shards=feed_forward_shards, limits=limits)
 
 
 def _save_quietly(module, path, signatures):
@@ -132,7 +138,7 @@ def _remove_stale_staging(export_dir):
     process on this host that no longer runs, and unattributable ones."""
     host = socket.gethostname()
     for name in os.listdir(export_dir):
-        if not name.startswith(_STAGING_PREFIX):
+        if not name.startswith(STAGING_PREFIX):
             continue
         match = _STAGING.match(name)
         if match and (match["host"] != host

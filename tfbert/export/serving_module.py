@@ -2,7 +2,9 @@
 
 A task's export module subclasses `ServingModule` and supplies only its own
 computations: `text_outputs(*texts)` for the raw-text signature and
-`token_id_outputs(features)` for the token-id one. The base owns the rest:
+`token_id_outputs(features)` for the token-id one; a module that cuts a
+text into several windows passes the encoder inputs it builds through
+`windows_checked`. The base owns the rest:
 
   * Signature names and input specs. `serving_default` takes one
     tf.string [batch] tensor per name in `text_inputs`; `serve_token_ids`
@@ -12,8 +14,16 @@ computations: `text_outputs(*texts)` for the raw-text signature and
     element (1s into `input_mask`), so clients pad to `max_seq_length`
     themselves, with id 0 and mask 0.
   * Input checks, each an `InvalidArgumentError` that names the input:
-    text that is not valid UTF-8, text inputs of different batch sizes,
-    token ids outside `[0, vocab_size)`, mask or type ids outside {0, 1}.
+    an input of another shape than its spec (a text input that is not a
+    vector, token ids not [batch, max_seq_length]), text that is not valid
+    UTF-8, text inputs of different batch sizes, token ids outside
+    `[0, vocab_size)`, mask or type ids outside {0, 1}.
+  * Request bounds (`RequestLimits`, chosen at export): characters per
+    text and per request, checked before any tokenization, and encoder
+    windows per request, checked before the encoder runs; a request over a
+    bound is refused with an `InvalidArgumentError` naming the input and
+    the bound, so one request cannot take a server's memory or minutes of
+    its time.
   * Warmup requests for every signature, and the vocabulary the model was
     trained with (written as `assets/vocab.txt` by `export_saved_model`).
   * Slim exports: only the model's weights are saved, never the model
@@ -55,6 +65,7 @@ the whole kernels, so its size does not change.
 """
 
 import contextlib
+import dataclasses
 import math
 import types
 
@@ -113,6 +124,37 @@ def serving_model(model, precision="float32"):
     return copy
 
 
+@dataclasses.dataclass(frozen=True)
+class RequestLimits:
+    """What one request may ask of an export's signatures.
+
+    Characters are Unicode code points (Python's `len`), counted before
+    tokenization; a window is one row the encoder runs on (of
+    `max_seq_length` tokens at most).
+
+    Attributes:
+      max_text_chars: characters in any one text of any input.
+      max_batch_chars: characters in all texts of a request together.
+      max_windows: encoder windows per request: a classifier runs one per
+        example, SQuAD one per `doc_stride` window of each context, NER
+        one per window of each text, `serve_token_ids` one per row; every
+        example counts as one at least. Under TF Serving's server-side
+        batching the bounds per request hold for each merged batch.
+    """
+
+    max_text_chars: int = 10_000
+    max_batch_chars: int = 100_000
+    max_windows: int = 64
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(
+                    f"RequestLimits.{field.name} must be an integer >= 1, "
+                    f"got {value!r}")
+
+
 class ServingModule(tf.Module):
     """Base of the export modules (see the module docstring).
 
@@ -134,9 +176,11 @@ class ServingModule(tf.Module):
                                                 tokenizer=tokenizer)
         self.max_seq_length = int(max_seq_length)
         self.text_inputs = tuple(text_inputs)
-        # How the signatures read the weights (see `signatures`); until
-        # then, the model's own variables.
+        # How the signatures read the weights and which request bounds
+        # they check (see `signatures`); until then, the model's own
+        # variables and the default bounds.
         self._untracked.weights = None
+        self._untracked.limits = RequestLimits()
         self._track_variables()
         self._tokenizer_resources = tokenizer
 
@@ -162,6 +206,17 @@ class ServingModule(tf.Module):
     @property
     def tokenizer(self):
         return self._untracked.tokenizer
+
+    @property
+    def texts_source(self):
+        """The raw-text inputs, as error messages name them."""
+        return (("input " if len(self.text_inputs) == 1 else "inputs ")
+                + ", ".join(self.text_inputs))
+
+    @property
+    def limits(self):
+        """The `RequestLimits` the signatures check."""
+        return self._untracked.limits
 
     # -- what a task supplies -----------------------------------------------
 
@@ -202,7 +257,7 @@ class ServingModule(tf.Module):
         return weights.scope() if weights else contextlib.nullcontext()
 
     def signatures(self, token_ids_only=False, constant_kernels=False,
-                   feed_forward_shards=None):
+                   feed_forward_shards=None, limits=None):
         """Signature name -> concrete function, for `tf.saved_model.save`.
 
         The functions are created here, not stored on the module, so a
@@ -211,7 +266,8 @@ class ServingModule(tf.Module):
         `FEED_FORWARD_SHARDS`), or with `constant_kernels` (a bfloat16
         model only) the Dense kernels as graph constants, whole; the module
         saves those instead of the model's variables (see the module
-        docstring).
+        docstring). They refuse requests over `limits` (a `RequestLimits`;
+        default `RequestLimits()`).
 
         Raises:
           ValueError: `constant_kernels` for a model that does not compute
@@ -219,6 +275,7 @@ class ServingModule(tf.Module):
             `feed_forward_shards` below 1, above the intermediate size, or
             above 1 with `constant_kernels`.
         """
+        self._untracked.limits = limits or RequestLimits()
         self._untracked.weights = _ExportWeights(
             self.model, constant_kernels, feed_forward_shards)
         self._track_variables()
@@ -254,6 +311,39 @@ class ServingModule(tf.Module):
     # -- input checks ---------------------------------------------------------
 
     def _checked_texts(self, texts):
+        """The text inputs once checked, in order: shapes, then the
+        character bounds and the number of examples, then UTF-8 and equal
+        batch sizes (each step runs only on inputs that passed the one
+        before)."""
+        texts = _after([_shape_check(name, text, [None], "string")
+                        for name, text in zip(self.text_inputs, texts)],
+                       texts)
+        limits = self.limits
+        checks, total = [], tf.constant(0, tf.int64)
+        for name, text in zip(self.text_inputs, texts):
+            length = tf.strings.length(text, unit="UTF8_CHAR")
+            too_long = length > limits.max_text_chars
+            checks.append(tf.debugging.Assert(~tf.reduce_any(too_long), [
+                f"input {name} has a text over the bound of "
+                f"{limits.max_text_chars} characters per text "
+                "(max_text_chars) at batch index", tf.where(too_long)[:1, 0],
+                "of", tf.boolean_mask(length, too_long)[:1], "characters"]))
+            total += tf.reduce_sum(tf.cast(length, tf.int64))
+        checks.append(tf.debugging.Assert(
+            total <= limits.max_batch_chars, [
+                f"{self.texts_source}: the request holds", total,
+                "characters, over the bound of "
+                f"{limits.max_batch_chars} characters per request "
+                "(max_batch_chars)"]))
+        # Every example needs a window (NER's empty texts none, but they
+        # still cost per-example work).
+        checks.append(tf.debugging.Assert(
+            tf.size(texts[0]) <= limits.max_windows, [
+                f"{self.texts_source}: the request holds", tf.size(texts[0]),
+                f"examples, over the bound of {limits.max_windows} windows "
+                "per request (max_windows; each example counts as one at "
+                "least)"]))
+        texts = _after(checks, texts)
         checks = []
         for name, text in zip(self.text_inputs, texts):
             valid = tf.equal(text, tf.strings.unicode_transcode(
@@ -267,10 +357,12 @@ class ServingModule(tf.Module):
                 tf.shape(texts[0])[0], tf.shape(text)[0], message=(
                     f"inputs {first} and {name} must have the same "
                     "batch size")))
-        with tf.control_dependencies(checks):
-            return [tf.identity(text) for text in texts]
+        return _after(checks, texts)
 
     def _checked_token_ids(self, features):
+        features = dict(zip(features, _after(
+            [_shape_check(name, value, [None, self.max_seq_length], "int32")
+             for name, value in features.items()], features.values())))
         vocab_size = self.tokenizer.vocab_size
         bounds = {"input_word_ids": vocab_size, "input_mask": 2,
                   "input_type_ids": 2}
@@ -281,9 +373,49 @@ class ServingModule(tf.Module):
             checks.append(tf.debugging.Assert(tf.reduce_all(inside), [
                 f"input {name} has values outside [0, {upper}) at "
                 "[batch, position]", tf.where(~inside)[:1]]))
-        with tf.control_dependencies(checks):
-            return {name: tf.identity(value)
-                    for name, value in features.items()}
+        checked = dict(zip(features, _after(checks, features.values())))
+        return self.windows_checked(checked, "input input_word_ids rows")
+
+    def windows_checked(self, features, source):
+        """`features` (encoder inputs, dict of int32 [windows, seq]) once
+        their number of windows is checked against `limits.max_windows`;
+        `source` names the input(s) that made them (`texts_source`)."""
+        windows = tf.shape(features["input_word_ids"])[0]
+        bound = self.limits.max_windows
+        check = tf.debugging.Assert(windows <= bound, [
+            f"{source}: the request needs", windows, "encoder windows, over "
+            f"the bound of {bound} windows per request "
+            "(max_windows)"])
+        return dict(zip(features, _after([check], features.values())))
+
+
+def _after(checks, tensors):
+    """`tensors` (a list) as identities that run only after `checks`."""
+    with tf.control_dependencies(checks):
+        return [tf.identity(tensor) for tensor in tensors]
+
+
+def _shape_check(name, tensor, expected, dtype):
+    """An assertion that `tensor`, the signature input `name`, has the
+    shape `expected` (a list, None = any size).
+
+    The rank is read from a shape vector whose length the graph cannot
+    infer: a signature input has its spec's static shape, and Grappler
+    folds `tf.rank` (or the size of `tf.shape`) of it to that constant,
+    while a runtime may feed whatever shape the client sent (the
+    signatures of `tf.saved_model.load` do).
+    """
+    shape = tf.shape(tensor)
+    shape = tf.boolean_mask(shape, shape >= 0)
+    matches = tf.equal(tf.size(shape), len(expected))
+    padded = tf.pad(shape, [[0, len(expected)]])[:len(expected)]
+    for axis, size in enumerate(expected):
+        if size is not None:
+            matches &= tf.equal(padded[axis], size)
+    spelled = ", ".join("batch" if size is None else str(size)
+                        for size in expected)
+    return tf.debugging.Assert(matches, [
+        f"input {name} must be {dtype} [{spelled}], got shape", shape])
 
 
 def _transformer_blocks(model):

@@ -4,7 +4,9 @@ The raw-text signature does in the graph what `convert_examples_to_features`
 and `postprocess_predictions` do in Python: tokenize, truncate the question,
 cut the context into strided windows, run the model on every window, and
 pick the best valid span over all windows of each question (same validity
-rules, same max-context windows), so both give the same answers.
+rules, same max-context windows), so both give the same answers. A request
+whose contexts need more windows than the export's
+`RequestLimits.max_windows` is refused before the encoder runs.
 """
 
 import tensorflow as tf
@@ -104,11 +106,11 @@ class SquadServingModule(ServingModule):
         type_ids = self.layout.second_type_id * tf.cast(
             tf.ragged.range(tf.cast(ids.row_lengths(), tf.int64))
             >= second_segment[:, tf.newaxis], tf.int32)
-        features = {
+        features = self.windows_checked({
             "input_word_ids": ids.to_tensor(self.tokenizer.pad_id),
             "input_mask": tf.ones_like(ids).to_tensor(0),
             "input_type_ids": type_ids.to_tensor(0),
-        }
+        }, self.texts_source)
         return {"features": features, "example": example, "number": number,
                 "start": start, "length": length,
                 "query_length": tf.gather(query_len, example),

@@ -24,6 +24,7 @@ import warnings
 
 from absl import app, flags, logging
 
+from tfbert.export.serving_module import RequestLimits
 from tfbert.utils.quiet import quiet_tensorflow_start
 
 FLAGS = flags.FLAGS
@@ -35,7 +36,8 @@ OPTIONAL_FLAGS = frozenset({"do_predict", "pad_to_max_length",
                             "max_predict_examples", "export_token_ids_only",
                             "export_precision", "export_constant_kernels",
                             "export_feed_forward_shards",
-                            "classifier_dropout"})
+                            "export_max_text_chars", "export_max_batch_chars",
+                            "export_max_windows", "classifier_dropout"})
 
 # Shared flags that change what training computes; a model directory resumes
 # only a run whose values of these (and whose data) are unchanged.
@@ -142,7 +144,9 @@ class Task:
         signature with `token_ids_only`), computing in the precision of
         --export_precision (with --export_constant_kernels, bfloat16
         kernels as graph constants), its feed-forward layers stored as
-        --export_feed_forward_shards column shards."""
+        --export_feed_forward_shards column shards, refusing requests over
+        --export_max_text_chars, --export_max_batch_chars and
+        --export_max_windows."""
         from tfbert.export import export_task_model
 
         f = self.flags
@@ -153,10 +157,14 @@ class Task:
         shards = (f.export_feed_forward_shards
                   if "export_feed_forward_shards" in f and not constant_kernels
                   else None)
+        limits = RequestLimits(**{
+            name: f[f"export_{name}"].value
+            for name in ("max_text_chars", "max_batch_chars", "max_windows")
+            if f"export_{name}" in f})
         return export_task_model(
             model, export_dir, self.serving_module, precision=precision,
             token_ids_only=token_ids_only, constant_kernels=constant_kernels,
-            feed_forward_shards=shards)
+            feed_forward_shards=shards, limits=limits)
 
 
 def define(fv, specs):
@@ -207,6 +215,16 @@ _SHARED_FLAGS = (
      "as (1: whole): on a small batch TensorFlow runs the shards' matmuls "
      "side by side, one per core (measured on 2 cores; docs/serving.md). "
      "Not with --export_constant_kernels (its kernels stay whole)."),
+    ("integer", "export_max_text_chars", RequestLimits.max_text_chars,
+     "The export refuses a request holding a text of more characters "
+     "(Unicode code points) than this (docs/serving.md)."),
+    ("integer", "export_max_batch_chars", RequestLimits.max_batch_chars,
+     "The export refuses a request whose texts hold more characters "
+     "together than this."),
+    ("integer", "export_max_windows", RequestLimits.max_windows,
+     "The export refuses a request that needs more encoder windows than "
+     "this: one per example for a classifier, one per window of each long "
+     "text for SQuAD and NER, one per row of serve_token_ids."),
     ("integer", "max_seq_length", 128, "Longest packed input, in tokens."),
     ("bool", "pad_to_max_length", False,
      "Pad every batch to max_seq_length (fixed shapes for TPU/XLA) instead "
@@ -314,6 +332,11 @@ def check_flags(task):
                      and f.export_constant_kernels),
                 "--export_feed_forward_shards is read only without "
                 "--export_constant_kernels (constant kernels stay whole)")
+    for name in ("export_max_text_chars", "export_max_batch_chars",
+                 "export_max_windows"):
+        if name in f:
+            require(f[name].value >= 1,
+                    f"--{name} must be >= 1, got {f[name].value}")
     require(f.tpu is None or f.distribution_strategy == "tpu",
             "--tpu is read only with --distribution_strategy=tpu")
     require(f.num_gpus is None or f.distribution_strategy in (
