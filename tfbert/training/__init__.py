@@ -11,4 +11,5 @@ from tfbert.training.run_state import (
     ModelDirLock, ModelDirLockedError, ModelDirMismatchError,
     check_fingerprint, clear_training_state, file_fingerprint)
 from tfbert.training.trainer import (
-    TrainingConfig, is_chief, restore_trained_weights, train)
+    TrainingConfig, TrainingDivergedError, TrainingInterrupted, is_chief,
+    restore_trained_weights, train)
