@@ -597,11 +597,11 @@ def report_error(error, label="error"):
     print(prefix + " ".join(message.split()), file=sys.stderr)
 
 
-def _parse_flags(argv):
+def _parse_flags(argv, flag_values=FLAGS):
     """absl's flag parsing, but a bad flag is one line with exit status 2,
     as every other user error (absl's own parser exits with 1)."""
     try:
-        return FLAGS(argv)
+        return flag_values(argv)
     except flags.Error as error:
         report_error(error)
         sys.exit(2)

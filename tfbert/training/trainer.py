@@ -266,9 +266,11 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
     best = read_best_metrics(output_dir) if best_metric else None
     updates = (f", {total_updates} optimizer updates" if accumulation > 1
                else "")
-    print(f"training {total_batches} steps ({config.num_train_epochs:g} "
-          f"epochs of {steps_per_epoch} steps{updates}, {warmup_updates} of "
-          f"warmup), a checkpoint every {chunk} steps")
+    epochs = config.num_train_epochs
+    print(f"training {total_batches} steps ({epochs:g} "
+          f"epoch{'' if epochs == 1 else 's'} of {steps_per_epoch} steps"
+          f"{updates}, {warmup_updates} of warmup), a checkpoint every "
+          f"{chunk} steps")
 
     with strategy.scope():
         optimizer = create_optimizer(
@@ -310,13 +312,14 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
     dataset = without_autotuning(
         train_dataset.repeat().skip(initial_batches))
     stop = _StopAfter(total_batches, chunk, initial_batches)
+    # The progress line of an epoch comes before its evaluation's.
     all_callbacks = [
         stop,
+        TrainingProgress(steps_per_epoch, total_batches, chunk,
+                         initial_batches, verbose=config.verbose),
         _ChunkCheckpoint(manager, progress, chunk, steps_per_epoch,
                          total_batches, initial_batches, evaluate_fn,
                          best_metric, best, output_dir),
-        TrainingProgress(steps_per_epoch, total_batches, chunk,
-                         initial_batches, verbose=config.verbose),
         keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")),
         *callbacks,
     ]
