@@ -6,7 +6,6 @@ command line calls); `test_command_line_*` check the real programs too.
 """
 
 import contextlib
-import json
 import os
 import re
 import signal

@@ -60,6 +60,8 @@ from tfbert.training.optimization import create_optimizer
 from tfbert.training.progress import StepCounter, TrainingProgress
 from tfbert.utils.atomic import storage_error
 from tfbert.utils.finite import NonFiniteError, first_non_finite
+
+
 class TrainingDivergedError(NonFiniteError):
     """The loss or the weights became NaN or infinite; training stopped
     before a checkpoint held them."""
