@@ -106,9 +106,10 @@ class TrainingProgress(StepCounter):
         are means over the batches of its chunk so far."""
         count = self._chunk_batches + new_batches
         for name, value in logs.items():
-            if np.ndim(value) != 0:
+            # Multi-worker runs log shape [1] (see `tfbert.training.trainer`).
+            if np.size(value) != 1:
                 continue
-            value = float(np.asarray(value))
+            value = float(np.asarray(value).ravel()[0])
             previous = self._chunk_means.get(name, 0.0) * self._chunk_batches
             self._sums[name] = self._sums.get(name, 0.0) + value * count - previous
             self._chunk_means[name] = value
