@@ -411,6 +411,7 @@ def _failed(capsys, status, task_class, argv, *expected):
     return err
 
 
+@pytest.mark.slow
 def test_export_to_a_full_disk(capsys, tmp_path, trained_glue):
     args, model_dir = trained_glue
     before = _state(model_dir)
@@ -422,6 +423,7 @@ def test_export_to_a_full_disk(capsys, tmp_path, trained_glue):
     assert _state(model_dir) == before
 
 
+@pytest.mark.slow
 def test_export_refuses_non_finite_weights(capsys, tmp_path, trained_glue,
                                            monkeypatch):
     import numpy as np
@@ -445,6 +447,7 @@ def test_export_refuses_non_finite_weights(capsys, tmp_path, trained_glue,
     assert not export_dir.exists()
 
 
+@pytest.mark.slow
 def test_checkpoint_on_a_full_disk_keeps_the_previous_one(
         capsys, tmp_path, tiny_checkpoint, sst2_train_dir, trained_glue):
     """The disk holds one checkpoint (the trained fixture's size) and not a
