@@ -313,7 +313,9 @@ def test_command_line_errors_are_one_line_without_traceback(
                             "--learning_rate=-1"], "--learning_rate"),
             ("tasks.squad", ["--do_train", "--doc_stride=0",
                              f"--model_dir={tmp_path / 'm'}"],
-             "--doc_stride")]:
+             "--doc_stride"),
+            # absl's own flag parsing (it would exit 1).
+            ("tasks.glue", ["--num_train_epochs=abc"], "--num_train_epochs")]:
         start = time.time()
         result = subprocess.run([sys.executable, "-m", module, *args],
                                 cwd=REPO_ROOT, env=env, capture_output=True,
