@@ -5,9 +5,11 @@ Most cases run the runner in this process (`runner.run`, which is what the
 command line calls); `test_command_line_*` check the real programs too.
 """
 
+import contextlib
 import json
 import os
 import re
+import signal
 import subprocess
 import sys
 import time
@@ -69,6 +71,18 @@ def _nothing_trained(tmp_path):
     ("--gradient_accumulation_steps=0", "--gradient_accumulation_steps"),
     ("--checkpoint_steps=0", "--checkpoint_steps"),
     ("--layerwise_lr_decay=0", "--layerwise_lr_decay"),
+    # Non-finite and absurd values: refused naming the flag and its bound.
+    ("--learning_rate=inf", "--learning_rate must be in (0, 1], got inf"),
+    ("--learning_rate=nan", "--learning_rate must be in (0, 1], got nan"),
+    ("--learning_rate=1e6", "--learning_rate must be in (0, 1]"),
+    ("--num_train_epochs=1e12", "--num_train_epochs must be in (0, 100000]"),
+    ("--num_train_epochs=inf", "--num_train_epochs must be in (0, 100000]"),
+    ("--num_train_epochs=nan", "--num_train_epochs"),
+    ("--warmup_proportion=nan", "--warmup_proportion must be in [0, 1]"),
+    ("--weight_decay=inf", "--weight_decay must be in [0, 1]"),
+    ("--weight_decay=-0.01", "--weight_decay must be in [0, 1]"),
+    ("--adam_epsilon=inf", "--adam_epsilon must be in (0, 1]"),
+    ("--layerwise_lr_decay=nan", "--layerwise_lr_decay must be in (0, 1]"),
     ("--label_names=a,b,c", "--label_names has 3 names"),
     ("--do_lower_case", "--do_lower_case"),
     ("--vocab_file=/nonexistent/vocab.txt", "/nonexistent/vocab.txt"),
@@ -76,6 +90,78 @@ def _nothing_trained(tmp_path):
 def test_bad_flag_values(capsys, tmp_path, glue, flag, expected):
     _refused(capsys, GlueTask, glue(flag), expected)
     assert _nothing_trained(tmp_path)
+    # Not even an empty model dir is left (some checks come after it is
+    # made, e.g. the checkpoint's positions).
+    assert not (tmp_path / "model").exists()
+
+
+def test_refused_run_keeps_a_model_dir_it_did_not_create(capsys, tmp_path,
+                                                         glue):
+    (tmp_path / "model").mkdir()
+    _refused(capsys, GlueTask, glue("--max_seq_length=600"), "600")
+    assert os.listdir(tmp_path / "model") == []
+
+
+@pytest.mark.parametrize("flag", ["model_dir", "export_dir"])
+def test_output_locations_that_are_files(capsys, tmp_path, glue, flag):
+    file = tmp_path / "file"
+    file.write_text("")
+    _refused(capsys, GlueTask, glue(f"--{flag}={file}"), f"--{flag}",
+             "is a file")
+    _refused(capsys, GlueTask, glue(f"--{flag}={file / 'below' / 'it'}"),
+             f"--{flag}", str(file), "is a file")
+    assert not (tmp_path / "model").exists()
+    assert file.read_text() == ""
+
+
+@pytest.mark.parametrize("flag", ["model_dir", "export_dir"])
+def test_output_locations_on_a_read_only_file_system(capsys, tmp_path, glue,
+                                                     monkeypatch, flag):
+    """A read-only mount refuses even root: injected for paths under
+    `read_only`, as the kernel would answer (EROFS)."""
+    import errno
+    import tempfile
+
+    read_only = tmp_path / "mnt"
+    read_only.mkdir()
+    real_mkstemp = tempfile.mkstemp
+
+    def mkstemp(*args, dir=None, **kwargs):
+        if dir is not None and str(dir).startswith(str(read_only)):
+            raise OSError(errno.EROFS, os.strerror(errno.EROFS))
+        return real_mkstemp(*args, dir=dir, **kwargs)
+
+    monkeypatch.setattr(tempfile, "mkstemp", mkstemp)
+    _refused(capsys, GlueTask, glue(f"--{flag}={read_only / 'out'}"),
+             f"--{flag}", "not writable", "Read-only file system")
+    assert _nothing_trained(tmp_path)
+    assert os.listdir(read_only) == []
+
+
+def test_malformed_config_json_is_named_without_a_vocabulary_hint(
+        capsys, tmp_path, glue):
+    checkpoint = tmp_path / "checkpoint"
+    checkpoint.mkdir()
+    (checkpoint / "config.json").write_text('{"model_type": "bert",\n')
+    err = _refused(capsys, GlueTask,
+                   glue(f"--init_checkpoint={checkpoint}"),
+                   f"{checkpoint / 'config.json'}:2", "invalid JSON")
+    assert "--vocab_file" not in err
+
+
+@pytest.mark.parametrize("argv", [
+    ["--num_train_epochs=abc"], ["--no_such_flag=1"], ["--do_train=maybe"]])
+def test_flag_parsing_errors_exit_2_in_one_line(capsys, argv):
+    from absl import flags
+
+    flag_values = flags.FlagValues()
+    runner.define_flags(GlueTask, flag_values)
+    with pytest.raises(SystemExit) as info:
+        runner._parse_flags(["glue", *argv], flag_values)
+    assert info.value.code == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and ": error: " in err, err
+    assert argv[0].split("=")[0].lstrip("-").removeprefix("no_") in err
 
 
 def test_nothing_to_do(capsys, glue):
@@ -250,7 +336,9 @@ def test_command_line_errors_are_one_line_without_traceback(
              "--doc_stride"),
             ("tasks.extract_features",
              [f"--input_file={tmp_path / 'missing.txt'}",
-              f"--output_file={tmp_path / 'out.jsonl'}"], "missing.txt")]:
+              f"--output_file={tmp_path / 'out.jsonl'}"], "missing.txt"),
+            # absl's own flag parsing (it would exit 1).
+            ("tasks.glue", ["--num_train_epochs=abc"], "--num_train_epochs")]:
         start = time.time()
         result = subprocess.run([sys.executable, "-m", module, *args],
                                 cwd=REPO_ROOT, env=env, capture_output=True,
@@ -372,3 +460,149 @@ def test_multiple_choice_refuses(capsys, tmp_path, tiny_checkpoint):
     _refused(capsys, MultipleChoiceTask, args(), "--do_train needs "
              "--train_file")
     assert _nothing_trained(tmp_path)
+# Faults once the run has started: one line, exit status 1 (130 for Ctrl-C),
+# nothing half-written left, the training state intact.
+
+@pytest.fixture(scope="module")
+def trained_glue(tmp_path_factory, tiny_checkpoint, sst2_dir):
+    """Arguments of a tiny GLUE run into a model dir trained once (one
+    epoch, checkpoints every 2 steps), for runs that export or resume it."""
+    from tests.tasks.conftest import run_task
+
+    model_dir = tmp_path_factory.mktemp("trained") / "model"
+    args = ["--task=sst2", f"--data_dir={sst2_dir}",
+            f"--init_checkpoint={tiny_checkpoint}", f"--model_dir={model_dir}",
+            "--max_seq_length=32", "--num_train_epochs=1",
+            "--train_batch_size=16"]
+    run_task(GlueTask, [*args, "--do_train"])
+    return args, model_dir
+
+
+def _state(model_dir):
+    return {name: os.path.getsize(os.path.join(root, name))
+            for root, _, names in os.walk(model_dir) for name in names}
+
+
+@contextlib.contextmanager
+def _small_tmpfs(path, size):
+    """A tmpfs of `size` mounted at `path` (tests may run as root); skips
+    the test where mounting is not possible."""
+    path.mkdir()
+    mounted = subprocess.run(["mount", "-t", "tmpfs", "-o", f"size={size}",
+                              "tmpfs", str(path)], capture_output=True)
+    if mounted.returncode != 0:
+        pytest.skip(f"cannot mount a tmpfs: {mounted.stderr.decode().strip()}")
+    try:
+        yield path
+    finally:
+        # Lazily: a failed run may leave a file open there (its TensorBoard
+        # writer) until the process exits.
+        subprocess.run(["umount", "--lazy", str(path)], check=True)
+
+
+def _failed(capsys, status, task_class, argv, *expected):
+    got = runner.run(parse_task_flags(task_class, argv))
+    out, err = capsys.readouterr()
+    err = err.strip()
+    assert got == status, out + err
+    assert len(err.splitlines()) == 1 and "Traceback" not in err, err
+    for text in expected:
+        assert str(text) in err, err
+    return err
+
+
+@pytest.mark.slow
+def test_export_to_a_full_disk(capsys, tmp_path, trained_glue):
+    args, model_dir = trained_glue
+    before = _state(model_dir)
+    with _small_tmpfs(tmp_path / "disk", "256k") as disk:
+        export_dir = disk / "export"
+        _failed(capsys, 1, GlueTask, [*args, f"--export_dir={export_dir}"],
+                f"cannot write {export_dir}: the disk is full", "MB free")
+        assert os.listdir(export_dir) == []  # No staging dir left.
+    assert _state(model_dir) == before
+
+
+@pytest.mark.slow
+def test_export_refuses_non_finite_weights(capsys, tmp_path, trained_glue,
+                                           monkeypatch):
+    import numpy as np
+
+    import tfbert.training
+
+    args, model_dir = trained_glue
+    restore = tfbert.training.restore_trained_weights
+
+    def restore_diverged(model, directory):
+        restore(model, directory)
+        weight = model.weights[3]
+        weight.assign(np.full(weight.shape, np.nan, weight.dtype))
+
+    # Without --do_eval the run has no dev data: it exports the last weights.
+    monkeypatch.setattr(tfbert.training, "restore_trained_weights",
+                        restore_diverged)
+    export_dir = tmp_path / "export"
+    _failed(capsys, 1, GlueTask, [*args, f"--export_dir={export_dir}"],
+            f"cannot export to {export_dir}", "is not finite")
+    assert not export_dir.exists()
+
+
+@pytest.mark.slow
+def test_checkpoint_on_a_full_disk_keeps_the_previous_one(
+        capsys, tmp_path, tiny_checkpoint, sst2_train_dir, trained_glue):
+    """The disk holds one checkpoint (the trained fixture's size) and not a
+    second: one line naming the checkpoint dir and its free space, no
+    `ckpt-2_temp` left, `ckpt-1` still the latest."""
+    import tensorflow as tf
+
+    _, trained = trained_glue
+    one = sum(size for name, size in _state(trained / "checkpoints").items()
+              if name.startswith("ckpt-1."))
+    with _small_tmpfs(tmp_path / "disk", str(int(1.5 * one))) as disk:
+        model_dir = disk / "model"
+        args = ["--task=sst2", f"--data_dir={sst2_train_dir}",
+                f"--init_checkpoint={tiny_checkpoint}",
+                f"--model_dir={model_dir}", "--max_seq_length=32",
+                "--num_train_epochs=1", "--train_batch_size=16",
+                "--checkpoint_steps=1", "--do_train"]
+        _failed(capsys, 1, GlueTask, args,
+                f"cannot write {model_dir / 'checkpoints'}: the disk is full",
+                "MB free")
+        names = os.listdir(model_dir / "checkpoints")
+        assert not [name for name in names if "_temp" in name], names
+        latest = tf.train.latest_checkpoint(str(model_dir / "checkpoints"))
+        assert latest == str(model_dir / "checkpoints" / "ckpt-1")
+        tf.train.load_checkpoint(latest)  # Complete and readable.
+        assert not (model_dir / ".lock").exists()
+
+
+@pytest.mark.slow
+def test_ctrl_c_says_what_is_saved_and_that_rerunning_resumes(
+        tmp_path, tiny_checkpoint, sst2_train_dir):
+    model_dir = tmp_path / "model"
+    args = ["--task=sst2", f"--data_dir={sst2_train_dir}",
+            f"--init_checkpoint={tiny_checkpoint}", f"--model_dir={model_dir}",
+            "--max_seq_length=32", "--num_train_epochs=500",
+            "--train_batch_size=16", "--checkpoint_steps=2", "--do_train"]
+    env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), TF_CPP_MIN_LOG_LEVEL="2")
+    process = subprocess.Popen([sys.executable, "-m", "tasks.glue", *args],
+                               cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
+                               stderr=subprocess.PIPE, text=True)
+    state = model_dir / "checkpoints" / "checkpoint"
+    deadline = time.monotonic() + 120
+    while not state.exists():
+        assert process.poll() is None, process.communicate()[1][-3000:]
+        assert time.monotonic() < deadline, "no checkpoint within 120 s"
+        time.sleep(0.2)
+    process.send_signal(signal.SIGINT)
+    out, err = process.communicate(timeout=60)
+    assert process.returncode == 130, err[-3000:]
+    assert "Traceback" not in err
+    lines = [line for line in err.splitlines() if line.startswith("glue: ")]
+    assert len(lines) == 1, err[-3000:]
+    assert re.match(r"glue: interrupted at step \d+ of \d+: .*/ckpt-\d+ "
+                    r"holds step \d+; rerunning the same command resumes "
+                    "from there$", lines[0]), lines[0]
+    saved = lines[0].split("ckpt-")[1].split()[0]
+    assert (model_dir / "checkpoints" / f"ckpt-{saved}.index").exists()
+    assert not (model_dir / ".lock").exists()

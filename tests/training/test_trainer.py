@@ -1,6 +1,7 @@
 """`train`: exact resume, best-model files, dev metrics in TensorBoard, and
 the configuration knobs it must honour."""
 
+import errno
 import json
 import os
 import signal
@@ -16,7 +17,10 @@ import tensorflow as tf
 from tfbert import BertConfig, BertEncoder
 from tfbert.models import BertClassifier
 from tfbert.training import (
-    TrainingConfig, restore_best_weights, set_mixed_precision, train)
+    TrainingConfig, TrainingDivergedError, create_optimizer,
+    restore_best_weights, set_mixed_precision, train)
+from tfbert.utils.atomic import StorageError
+from tfbert.utils.bounds import ParameterError
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "train_tiny.py")
@@ -97,9 +101,10 @@ def _fit(model, model_dir, batch_size=8, epochs=1, **kwargs):
         (features, labels)).batch(batch_size)
     train_kwargs = {name: kwargs.pop(name) for name in
                     ("evaluate_fn", "best_metric", "callbacks") if name in kwargs}
+    kwargs.setdefault("verbose", 0)
     config = TrainingConfig(model_dir=str(model_dir), num_train_epochs=epochs,
                             learning_rate=1e-3, warmup_proportion=0.25,
-                            verbose=0, **kwargs)
+                            **kwargs)
     return train(model, dataset, steps_per_epoch=32 // batch_size,
                  config=config,
                  loss=keras.losses.SparseCategoricalCrossentropy(
@@ -264,12 +269,138 @@ def test_seed_alone_sets_the_dropout_streams(tmp_path):
 
 
 @pytest.mark.parametrize("field, value", [
-    ("num_train_epochs", 0), ("learning_rate", -1e-5),
+    ("num_train_epochs", 0), ("num_train_epochs", float("inf")),
+    ("num_train_epochs", float("nan")), ("num_train_epochs", 1e12),
+    ("learning_rate", -1e-5), ("learning_rate", float("inf")),
+    ("learning_rate", float("nan")), ("learning_rate", 1e6),
+    ("warmup_proportion", 1.5), ("warmup_proportion", float("nan")),
+    ("weight_decay", float("inf")), ("weight_decay", -0.1),
+    ("adam_epsilon", 0), ("adam_epsilon", float("inf")),
+    ("layerwise_lr_decay", float("nan")), ("layerwise_lr_decay", 1.5),
     ("gradient_accumulation_steps", 0), ("steps_per_execution", 0),
-    ("checkpoint_steps", 0), ("warmup_proportion", 1.5)])
+    ("checkpoint_steps", 0)])
 def test_config_refuses_values_that_cannot_train(tmp_path, field, value):
-    with pytest.raises(ValueError, match=f"--{field} must be"):
+    # The library names its parameter; the task runner names the flag.
+    with pytest.raises(ParameterError, match=f"^{field} must be") as info:
         TrainingConfig(model_dir=str(tmp_path), **{field: value})
+    assert info.value.parameter == field
+
+
+@pytest.mark.parametrize("argument, value", [
+    ("learning_rate", float("inf")), ("learning_rate", float("nan")),
+    ("clip_norm", float("inf")), ("clip_norm", 0.0)])
+def test_optimizer_refuses_non_finite_rates_and_clip_norms(argument, value):
+    arguments = {"learning_rate": 1e-3, "total_steps": 10, "warmup_steps": 1,
+                 argument: value}
+    with pytest.raises(ParameterError, match=f"^{argument} must be"):
+        create_optimizer(**arguments)
+
+
+def test_every_epoch_is_evaluated_and_shown_whatever_the_checkpoint_steps(
+        tmp_path, capsys):
+    # 2 epochs of 4 batches, chunks of 3: epoch ends (4, 8) fall inside
+    # chunks, the last chunk is partial.
+    model = _tiny_classifier()
+    seen = []
+
+    def evaluate():
+        seen.append(int(model.optimizer.iterations))
+        return {"accuracy": [0.5, 0.75][len(seen) - 1]}
+
+    history = _fit(model, tmp_path, epochs=2, checkpoint_steps=3,
+                   evaluate_fn=evaluate, best_metric="accuracy",
+                   verbose="auto")
+    assert seen == [4, 8]
+    out = capsys.readouterr().out
+    assert "training 8 steps (2 epochs of 4 steps" in out
+    assert "a checkpoint every 3 steps" in out
+    assert "eval after epoch 1 (step 4/8)" in out
+    assert "eval after epoch 2 (step 8/8)" in out
+    assert json.loads((tmp_path / "best_metrics.json").read_text()) == {
+        "accuracy": 0.75}
+    state = tf.train.get_checkpoint_state(str(tmp_path / "checkpoints"))
+    assert [os.path.basename(p) for p in state.all_model_checkpoint_paths] == [
+        "ckpt-2", "ckpt-3"]
+
+    # Standard output captured by pytest is not a terminal: plain lines in
+    # real epochs and steps, not Keras' chunks ("Epoch 1/3").
+    assert "\r" not in out and "\b" not in out and "Epoch" not in out
+    lines = [line for line in out.splitlines() if line.startswith("epoch ")]
+    assert [line.split(":")[0] for line in lines] == [
+        "epoch 1/2 step 4/8", "epoch 2/2 step 8/8"]
+    # Each line's loss is its epoch's mean: together they make the mean of
+    # Keras' chunk means (batches 1-3, 4-6, 7-8), weighted by batches.
+    losses = [float(line.split("loss=")[1].split()[0]) for line in lines]
+    chunk_means = history.history["loss"]
+    assert len(chunk_means) == 3 and np.isfinite(losses).all()
+    assert 4 * losses[0] + 4 * losses[1] == pytest.approx(
+        3 * chunk_means[0] + 3 * chunk_means[1] + 2 * chunk_means[2],
+        rel=1e-3)
+
+
+class _PoisonLoss(keras.losses.Loss):
+    """Cross-entropy, NaN from the `nan_from`-th call of the train step on."""
+
+    def __init__(self, nan_from):
+        super().__init__()
+        self.calls = tf.Variable(0)
+        self.nan_from = nan_from
+
+    def call(self, y_true, y_pred):
+        self.calls.assign_add(1)
+        loss = keras.losses.sparse_categorical_crossentropy(
+            y_true, y_pred, from_logits=True)
+        return tf.where(self.calls >= self.nan_from, np.nan, loss)
+
+
+def test_non_finite_loss_stops_at_its_step_keeping_the_last_checkpoint(
+        tmp_path):
+    model = _tiny_classifier()
+    config = TrainingConfig(model_dir=str(tmp_path), num_train_epochs=2,
+                            learning_rate=1e-3, checkpoint_steps=2,
+                            verbose=0)
+    features, labels = _examples()
+    dataset = tf.data.Dataset.from_tensor_slices((features, labels)).batch(8)
+    with pytest.raises(TrainingDivergedError,
+                       match=r"at step 5 of 8: the loss is nan; .*ckpt-2 "
+                       r"\(step 4\) is the last checkpoint"):
+        train(model, dataset, steps_per_epoch=4, config=config,
+              loss=_PoisonLoss(nan_from=5))
+    latest = tf.train.latest_checkpoint(str(tmp_path / "checkpoints"))
+    assert latest.endswith("ckpt-2")
+    reader = tf.train.load_checkpoint(latest)
+    for name in reader.get_variable_to_shape_map():
+        value = reader.get_tensor(name)
+        if np.issubdtype(np.asarray(value).dtype, np.floating):
+            assert np.isfinite(value).all(), name
+
+
+def test_failed_checkpoint_write_leaves_no_partial_files(tmp_path,
+                                                         monkeypatch):
+    """A disk that fills while the second checkpoint is written: a one-line
+    `StorageError` naming the directory and free space; the first checkpoint
+    stays the latest and nothing of the second is left."""
+    real_save = tf.train.CheckpointManager.save
+
+    def fill_disk(manager, checkpoint_number=None, **kwargs):
+        if checkpoint_number == 2:
+            partial = os.path.join(manager.directory, "ckpt-2_temp")
+            os.makedirs(partial)
+            open(os.path.join(partial, "part-00000-of-00001.data"), "w").close()
+            raise tf.errors.ResourceExhaustedError(
+                None, None, f"{partial}/part-00000-of-00001.data-00000-of-"
+                "00001.tempstate; No space left on device [Op:SaveV2]")
+        return real_save(manager, checkpoint_number=checkpoint_number,
+                         **kwargs)
+
+    monkeypatch.setattr(tf.train.CheckpointManager, "save", fill_disk)
+    with pytest.raises(StorageError, match="the disk is full") as info:
+        _fit(_tiny_classifier(), tmp_path, epochs=1, checkpoint_steps=2)
+    message = str(info.value)
+    assert str(tmp_path / "checkpoints") in message and "MB free" in message
+    assert info.value.errno == errno.ENOSPC
+    assert sorted(os.listdir(tmp_path / "checkpoints")) == [
+        "checkpoint", "ckpt-1.data-00000-of-00001", "ckpt-1.index"]
 
 
 class _Crash(keras.callbacks.Callback):

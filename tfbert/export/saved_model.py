@@ -13,7 +13,9 @@ from tfbert.export.serving_module import serving_model
 from tfbert.export.serving_ops import check_serving_ops
 from tfbert.export.warmup import write_warmup_requests
 from tfbert.text.vocab import save_vocabulary
-from tfbert.utils.atomic import publish_directory, staging_directory
+from tfbert.utils.atomic import (
+    publish_directory, staging_directory, storage_error)
+from tfbert.utils.finite import NonFiniteError, first_non_finite
 
 _VERSION = re.compile(r"^\d+$")
 # A version directory is written under this prefix, then renamed.
@@ -70,11 +72,31 @@ def export_saved_model(module, export_dir, *, token_ids_only=False,
       The path of the version directory written.
 
     Raises:
+      NonFiniteError: a weight of the model is NaN or infinite (it comes
+        from a diverged run); nothing is written.
+      StorageError: the disk is full, over quota or read-only (the message
+        names `export_dir` and its free space); nothing is left behind.
       ValueError: the graph uses ops that TF Serving 2.10+ does not link;
         `constant_kernels` for a model that does not compute in bfloat16;
         `feed_forward_shards` below 1, above the intermediate size, or
         above 1 with `constant_kernels`.
     """
+    bad = first_non_finite(module.model.weights)
+    if bad is not None:
+        raise NonFiniteError(f"cannot export to {export_dir}: weight {bad} is "
+                             "not finite (the training diverged)")
+    try:
+        return _export(module, export_dir, token_ids_only, constant_kernels,
+                       feed_forward_shards)
+    except Exception as error:
+        reported = storage_error(error, export_dir)
+        if reported is None:
+            raise
+        raise reported from error
+
+
+def _export(module, export_dir, token_ids_only, constant_kernels,
+            feed_forward_shards):
     os.makedirs(export_dir, exist_ok=True)
     _remove_stale_staging(export_dir)
     with staging_directory(

@@ -36,7 +36,6 @@ accepts.
 """
 
 import glob
-import math
 import os
 
 import keras
@@ -323,8 +322,6 @@ class PretrainingTask(runner.Task):
             f.num_train_epochs = f.num_train_steps / steps
             if f.checkpoint_steps is None:
                 f.checkpoint_steps = min(steps, f.num_train_steps)
-        print(f"{steps} batches per epoch, "
-              f"{math.ceil(f.num_train_epochs * steps)} batches in all")
         return dataset, steps
 
     def compile_args(self):

@@ -20,6 +20,7 @@ import dataclasses
 import json
 import os
 import sys
+import tempfile
 import warnings
 
 from absl import app, flags, logging
@@ -294,25 +295,10 @@ def check_flags(task):
     require(f.max_seq_length >= task.minimum_seq_length(),
             f"--max_seq_length={f.max_seq_length} is too short for this task "
             f"(at least {task.minimum_seq_length()})")
-    for name in ("train_batch_size", "eval_batch_size",
-                 "gradient_accumulation_steps", "steps_per_execution"):
+    for name in ("train_batch_size", "eval_batch_size"):
         require(f[name].value > 0, f"--{name} must be positive, got "
                 f"{f[name].value}")
-    require(f.num_train_epochs > 0,
-            f"--num_train_epochs must be positive, got {f.num_train_epochs}")
-    require(f.learning_rate > 0,
-            f"--learning_rate must be positive, got {f.learning_rate}")
-    require(0 <= f.warmup_proportion <= 1, "--warmup_proportion must be in "
-            f"[0, 1], got {f.warmup_proportion}")
-    require(f.weight_decay >= 0,
-            f"--weight_decay must be >= 0, got {f.weight_decay}")
-    require(f.adam_epsilon > 0,
-            f"--adam_epsilon must be positive, got {f.adam_epsilon}")
-    require(f.checkpoint_steps is None or f.checkpoint_steps > 0,
-            f"--checkpoint_steps must be positive, got {f.checkpoint_steps}")
-    require(f.layerwise_lr_decay is None or 0 < f.layerwise_lr_decay <= 1,
-            "--layerwise_lr_decay must be in (0, 1], got "
-            f"{f.layerwise_lr_decay}")
+    training_config(task)  # Its bounds, named as flags.
     for split in ("train", "eval", "predict"):
         name = f"max_{split}_examples"
         if name in f:
@@ -358,18 +344,49 @@ def first_examples(flag_values, split, examples):
 
 
 def training_config(task):
-    """The `TrainingConfig` the flags describe."""
-    from tfbert.training import TrainingConfig
+    """The `TrainingConfig` the flags describe; a value out of its bounds is
+    a `UserError` naming the flag."""
+    from tfbert.training.config import TrainingConfig
+    from tfbert.utils.bounds import ParameterError
 
     f = task.flags
-    return TrainingConfig(
-        model_dir=f.model_dir, num_train_epochs=f.num_train_epochs,
-        learning_rate=f.learning_rate, warmup_proportion=f.warmup_proportion,
-        weight_decay=f.weight_decay, adam_epsilon=f.adam_epsilon,
-        gradient_accumulation_steps=f.gradient_accumulation_steps,
-        layerwise_lr_decay=f.layerwise_lr_decay,
-        checkpoint_steps=f.checkpoint_steps, jit_compile=f.jit_compile,
-        steps_per_execution=f.steps_per_execution, seed=f.seed)
+    try:
+        return TrainingConfig(
+            model_dir=f.model_dir, num_train_epochs=f.num_train_epochs,
+            learning_rate=f.learning_rate,
+            warmup_proportion=f.warmup_proportion,
+            weight_decay=f.weight_decay, adam_epsilon=f.adam_epsilon,
+            gradient_accumulation_steps=f.gradient_accumulation_steps,
+            layerwise_lr_decay=f.layerwise_lr_decay,
+            checkpoint_steps=f.checkpoint_steps, jit_compile=f.jit_compile,
+            steps_per_execution=f.steps_per_execution, seed=f.seed)
+    except ParameterError as error:
+        # The config's parameters are named as their flags.
+        raise UserError(f"--{error.parameter} must be {error.bounds}, got "
+                        f"{error.value}") from None
+
+
+def check_output_location(flag, path):
+    """Refuses (`UserError` naming `--flag`) an output directory that cannot
+    be made or written: a file, a path under a file, a read-only directory
+    or file system. Creates nothing that stays: the nearest existing
+    directory is probed with a temporary file (permission bits alone do not
+    tell, e.g. for root or on a read-only mount)."""
+    target = os.path.abspath(path)
+    existing = target
+    while not os.path.exists(existing):
+        existing = os.path.dirname(existing)
+    if not os.path.isdir(existing):
+        where = "" if existing == target else f"{existing} "
+        raise UserError(f"--{flag}={path}: {where}is a file, not a directory")
+    try:
+        fd, probe = tempfile.mkstemp(prefix=".tfbert-write-check-",
+                                     dir=existing)
+    except OSError as error:
+        raise UserError(f"--{flag}={path}: {existing} is not writable "
+                        f"({error.strerror})") from None
+    os.close(fd)
+    os.remove(probe)
 
 
 def load_preprocessor(flag_values):
@@ -378,6 +395,7 @@ def load_preprocessor(flag_values):
     WordPiece, byte-level BPE or SentencePiece, and the family's packing),
     packing to --max_seq_length, each batch padded to its longest row."""
     from tfbert.text import BertPreprocessor, BertTokenizer, Preprocessor
+    from tfbert.text.bert_tokenizer import NoVocabularyError
 
     settings = dict(seq_length=flag_values.max_seq_length,
                     pad_to_seq_length=False)
@@ -388,9 +406,12 @@ def load_preprocessor(flag_values):
     try:
         return Preprocessor.from_pretrained(flag_values.init_checkpoint,
                                             **settings)
-    except (ValueError, OSError) as error:
+    except NoVocabularyError as error:
         raise UserError(f"--init_checkpoint={flag_values.init_checkpoint}: "
                         f"{error}; pass --vocab_file") from error
+    except (ValueError, OSError) as error:
+        raise UserError(f"--init_checkpoint={flag_values.init_checkpoint}: "
+                        f"{error}") from error
 
 
 def write_json(path, value):
@@ -452,10 +473,12 @@ def prepare(task, stack):
 
     f = task.flags
     check_flags(task)
+    # Predictions go to --model_dir.
+    for flag in ("model_dir", "export_dir"):
+        if f[flag].value:
+            check_output_location(flag, f[flag].value)
     task.check()
     os.makedirs(f.model_dir, exist_ok=True)
-    if not os.access(f.model_dir, os.W_OK | os.X_OK):
-        raise UserError(f"--model_dir={f.model_dir} is not writable")
     state_dir = _training_state_dir(f)
     os.makedirs(state_dir, exist_ok=True)
     stack.enter_context(ModelDirLock(state_dir))
@@ -535,18 +558,51 @@ def run(task):
     """Runs the task's lifecycle as its flags say; returns the exit status.
 
     A user mistake found before training (a bad flag value, an unreadable or
-    malformed file, a checkpoint that does not fit, a model directory in use
-    or holding a different run) prints one line naming the flag or file and
-    returns 2. Errors after training has started are program errors and
-    propagate.
+    malformed file, an output location that cannot be written, a checkpoint
+    that does not fit, a model directory in use or holding a different run)
+    prints one line naming the flag or file and returns 2; a model directory
+    that the refused run created is removed again. Once training has
+    started, a loss that is not finite and a full, over-quota or read-only
+    disk print one line (the step; the path and its free space) and return
+    1; Ctrl-C prints one line saying what is saved and returns 130. Other
+    errors are program errors and propagate.
     """
+    from tfbert.training import TrainingInterrupted
+    from tfbert.utils.atomic import StorageError
+    from tfbert.utils.finite import NonFiniteError
+
+    model_dir = task.flags.model_dir
+    created = _directories_to_create(model_dir)
+    phase = "prepare"
     with contextlib.ExitStack() as stack:
         try:
-            prepared = prepare(task, stack)
-        except (ValueError, OSError) as error:
+            try:
+                prepared = prepare(task, stack)
+            except (ValueError, OSError) as error:
+                stack.close()  # Releases the lock file.
+                _remove_if_empty(created)
+                report_error(error)
+                return 2
+            phase = "execute"
+            execute(task, prepared)
+        except UserError as error:  # Found once the data is read.
             report_error(error)
             return 2
-        execute(task, prepared)
+        except (NonFiniteError, StorageError) as error:
+            report_error(error)
+            return 1
+        except KeyboardInterrupt as error:
+            if isinstance(error, TrainingInterrupted):
+                message = str(error)
+            elif phase == "prepare":
+                message = ("interrupted before training started; rerunning "
+                           "the same command starts again")
+            else:
+                message = (f"interrupted; the training state in {model_dir} "
+                           "is kept and rerunning the same command resumes "
+                           "from it")
+            report_error(KeyboardInterrupt(message), label="")
+            return 130
     return 0
 
 
@@ -565,12 +621,44 @@ def _program():
     return os.path.basename(sys.argv[0]).removesuffix(".py")
 
 
-def report_error(error):
-    """Prints `error` as one line: `PROGRAM: error: MESSAGE`."""
+def _directories_to_create(path):
+    """The directories `os.makedirs(path)` would create, deepest first."""
+    missing = []
+    path = os.path.abspath(path) if path else None
+    while path and not os.path.lexists(path):
+        missing.append(path)
+        path = os.path.dirname(path)
+    return missing
+
+
+def _remove_if_empty(directories):
+    """Removes `directories` (deepest first) while they are empty."""
+    for directory in directories:
+        try:
+            os.rmdir(directory)
+        except OSError:
+            return
+
+
+def report_error(error, label="error"):
+    """Prints `error` as one line: `PROGRAM: error: MESSAGE` (`PROGRAM:
+    MESSAGE` without a `label`)."""
     message = str(error) or type(error).__name__
-    if isinstance(error, OSError) and error.filename and error.strerror:
-        message = f"{error.filename}: {error.strerror}"
-    print(f"{_program()}: error: {' '.join(message.split())}", file=sys.stderr)
+    if isinstance(error, OSError) and error.strerror:
+        message = (f"{error.filename}: {error.strerror}" if error.filename
+                   else error.strerror)
+    prefix = f"{_program()}: {label}: " if label else f"{_program()}: "
+    print(prefix + " ".join(message.split()), file=sys.stderr)
+
+
+def _parse_flags(argv, flag_values=FLAGS):
+    """absl's flag parsing, but a bad flag is one line with exit status 2,
+    as every other user error (absl's own parser exits with 1)."""
+    try:
+        return flag_values(argv)
+    except flags.Error as error:
+        report_error(error)
+        sys.exit(2)
 
 
 def main_program(specs, body, *, required=(), doc=None,
@@ -588,7 +676,8 @@ def main_program(specs, body, *, required=(), doc=None,
 
     def app_main(argv):
         if len(argv) > 1:
-            raise app.UsageError(f"unexpected arguments: {' '.join(argv[1:])}")
+            raise app.UsageError(
+                f"unexpected arguments: {' '.join(argv[1:])}", exitcode=2)
         if not FLAGS["verbosity"].present:
             # absl would log at INFO: TensorFlow's notices on every save.
             logging.set_verbosity(logging.WARNING)
@@ -602,7 +691,7 @@ def main_program(specs, body, *, required=(), doc=None,
             status = 2
         sys.exit(status)
 
-    app.run(app_main)
+    app.run(app_main, flags_parser=_parse_flags)
 
 
 def main(task_class):

@@ -81,6 +81,10 @@ _DELETED = (r"[\x{00}-\x{08}\x{0B}\x{0C}\x{0E}-\x{1F}\x{7F}-\x{9F}"
 
 _TOKENIZER_CONFIG = "tokenizer_config.json"
 
+
+class NoVocabularyError(FileNotFoundError, ValueError):
+    """A preset or checkpoint directory has no vocabulary file."""
+
 # The graph is fixed at trace time (no tensor-dependent Python control flow);
 # letting AutoGraph rewrite these methods only costs seconds per trace.
 _no_autograph = tf.autograph.experimental.do_not_convert
@@ -391,7 +395,7 @@ class BertTokenizer(Tokenizer):
         if preset is not None:
             directory = preset.directory()
             if directory is None:
-                raise ValueError(
+                raise NoVocabularyError(
                     f"preset {preset.name!r} has no vocabulary (it is a "
                     "random-init architecture); build BertTokenizer from a "
                     "vocab.txt instead")
@@ -409,7 +413,7 @@ class BertTokenizer(Tokenizer):
         else:
             vocab_path = find_vocabulary(directory)
         if vocab_path is None:
-            raise FileNotFoundError(
+            raise NoVocabularyError(
                 f"no vocabulary in {directory}: expected one of "
                 f"{', '.join(VOCABULARY_FILES)}")
         tokens = load_vocabulary(vocab_path)

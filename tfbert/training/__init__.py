@@ -2,6 +2,7 @@
 distribution, resumable `fit`, best-model files, model-dir state, flags."""
 
 from tfbert.training.best_model import restore_best_weights
+from tfbert.training.config import MAX_EPOCHS, TrainingConfig
 from tfbert.training.distribution import get_strategy, split_cpu
 from tfbert.training.optimization import (
     NO_DECAY_NAMES, AdamW, LayerwiseDecayAdamW, WarmupLinearDecay,
@@ -11,4 +12,5 @@ from tfbert.training.run_state import (
     ModelDirLock, ModelDirLockedError, ModelDirMismatchError,
     check_fingerprint, clear_training_state, file_fingerprint)
 from tfbert.training.trainer import (
-    TrainingConfig, is_chief, restore_trained_weights, train)
+    TrainingDivergedError, TrainingInterrupted, is_chief,
+    restore_trained_weights, train)

@@ -6,6 +6,8 @@ import keras
 import tensorflow as tf
 from keras import ops
 
+from tfbert.utils.bounds import check_bounds
+
 # Variables whose name contains one of these are not weight-decayed:
 # LayerNorm scales and offsets, and every bias (BERT's exclusion list).
 NO_DECAY_NAMES = ("gamma", "beta", "bias")
@@ -168,7 +170,14 @@ def create_optimizer(learning_rate, total_steps, warmup_steps,
         update.
       layerwise_decay: if set, per-layer learning-rate factor (e.g. 0.9);
         needs `num_layers`.
+
+    Raises:
+      ParameterError: `learning_rate` is not in (0, 1] or `clip_norm` is
+        not a finite positive number.
     """
+    check_bounds("learning_rate", learning_rate, 0, 1, low_open=True)
+    if clip_norm is not None:
+        check_bounds("clip_norm", clip_norm, 0, low_open=True)
     kwargs = dict(
         learning_rate=WarmupLinearDecay(learning_rate, total_steps,
                                         warmup_steps,

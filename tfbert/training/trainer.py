@@ -5,7 +5,8 @@ chunk as an "epoch". After every chunk the model, the optimizer (moments,
 step, gradient accumulators, loss scale) and the dropout RNG state are written
 with a `tf.train.CheckpointManager`. A run that is killed and started again
 with the same arguments restores the last chunk and skips exactly the batches
-it had consumed.
+it had consumed. Evaluation, best-model tracking and the progress output
+count real epochs and steps (a step is one batch), whatever the chunk length.
 
 Guarantees (each has a regression test in tests/training and tests/utils):
 
@@ -43,7 +44,6 @@ The caller (the task runner) takes the lock and checks the fingerprint around
 """
 
 import contextlib
-import dataclasses
 import functools
 import json
 import math
@@ -57,62 +57,18 @@ from keras import tree
 from tfbert.data.batching import without_autotuning
 from tfbert.training.best_model import read_best_metrics, save_best
 from tfbert.training.optimization import create_optimizer
+from tfbert.training.progress import StepCounter, TrainingProgress
+from tfbert.utils.atomic import storage_error
+from tfbert.utils.finite import NonFiniteError, first_non_finite
 
 
-@dataclasses.dataclass
-class TrainingConfig:
-    """How to train.
+class TrainingDivergedError(NonFiniteError):
+    """The loss or the weights became NaN or infinite; training stopped
+    before a checkpoint held them."""
 
-    Attributes:
-      model_dir: checkpoints, TensorBoard logs and results go here.
-      num_train_epochs: passes over the training set (may be fractional).
-      learning_rate: peak learning rate.
-      warmup_proportion: fraction of steps with linear warmup.
-      weight_decay: AdamW decoupled weight decay.
-      adam_epsilon: Adam epsilon.
-      gradient_accumulation_steps: batches whose mean gradient makes one
-        optimizer update (warmup and decay count updates).
-      layerwise_lr_decay: per-layer learning-rate factor, or None.
-      checkpoint_steps: batches between checkpoints; None = once per epoch.
-      jit_compile: XLA-compile the train step (the model only; tokenization
-        runs in tf.data, outside XLA).
-      steps_per_execution: batches per `tf.function` call.
-      seed: seed of the dropout random streams: `train` reseeds every
-        dropout layer from it before training starts, so dropout does not
-        depend on how many models or layers were built before. Weight
-        initialization and data shuffling are the caller's to seed
-        (`keras.utils.set_random_seed`, `Dataset.shuffle(seed=...)`).
-      verbose: Keras progress-bar verbosity.
-    """
 
-    model_dir: str
-    num_train_epochs: float = 3.0
-    learning_rate: float = 5e-5
-    warmup_proportion: float = 0.1
-    weight_decay: float = 0.01
-    adam_epsilon: float = 1e-6
-    gradient_accumulation_steps: int = 1
-    layerwise_lr_decay: float | None = None
-    checkpoint_steps: int | None = None
-    jit_compile: bool = False
-    steps_per_execution: int = 1
-    seed: int = 42
-    verbose: str | int = "auto"
-
-    def __post_init__(self):
-        # Field names are the flags' names: the message names the flag.
-        positive = {"num_train_epochs": self.num_train_epochs,
-                    "learning_rate": self.learning_rate,
-                    "gradient_accumulation_steps": self.gradient_accumulation_steps,
-                    "steps_per_execution": self.steps_per_execution}
-        if self.checkpoint_steps is not None:
-            positive["checkpoint_steps"] = self.checkpoint_steps
-        for name, value in positive.items():
-            if not value > 0:
-                raise ValueError(f"--{name} must be > 0, got {value}")
-        if not 0 <= self.warmup_proportion <= 1:
-            raise ValueError("--warmup_proportion must be in [0, 1], got "
-                             f"{self.warmup_proportion}")
+class TrainingInterrupted(KeyboardInterrupt):
+    """Ctrl-C during training; the message says what is saved."""
 
 
 def is_chief(strategy):
@@ -128,76 +84,94 @@ def is_chief(strategy):
             and "chief" not in cluster)
 
 
-class _StopAfter(keras.callbacks.Callback):
+class _StopAfter(StepCounter):
     """Ends training after `total_batches` (chunks are `chunk` batches, so a
     fractional number of epochs ends inside the last one)."""
 
-    def __init__(self, total_batches, chunk):
-        super().__init__()
+    def __init__(self, total_batches, chunk, initial_batches):
+        super().__init__(chunk, initial_batches)
         self.total_batches = total_batches
-        self.chunk = chunk
-        self.epoch = 0
-        self.first_step = None
-
-    def on_epoch_begin(self, epoch, logs=None):
-        self.epoch = epoch
-        self.first_step = None
-
-    # Keras may number the steps across epochs: count from the epoch's first.
-    def on_train_batch_begin(self, batch, logs=None):
-        if self.first_step is None:
-            self.first_step = batch
 
     def on_train_batch_end(self, batch, logs=None):
-        done = self.epoch * self.chunk + batch - self.first_step + 1
-        if done >= self.total_batches:
+        super().on_train_batch_end(batch, logs)
+        if self.done >= self.total_batches:
             self.model.stop_training = True
 
 
-class _ChunkCheckpoint(keras.callbacks.Callback):
-    """Saves the training state after each chunk and, with `evaluate_fn`,
-    evaluates after each epoch: the metrics go to the log, to TensorBoard
-    (`logs/dev`, tags `dev/<name>`) and, when `best_metric` improves (higher
-    is better), to `best_metrics.json` beside `best.weights.h5`.
+class _ChunkCheckpoint(StepCounter):
+    """Keeps the run's state and best model, whatever the chunk length.
+
+    After every batch, a loss that is not finite stops training
+    (`TrainingDivergedError`). At the end of every epoch (and of the run,
+    whose last epoch may be partial), with `evaluate_fn`: evaluates; the
+    metrics go to the log, to TensorBoard (`logs/dev`, tags `dev/<name>`,
+    step = batches done) and, when `best_metric` improves (higher is
+    better), to `best_metrics.json` beside `best.weights.h5`. After each
+    chunk, saves the training state, last, so a restored chunk always has
+    its evaluations written. Weights that are not finite are neither
+    evaluated nor saved.
 
     Every worker of a multi-worker run saves (saving runs collective ops that
     need all of them), each into its own `output_dir`."""
 
-    def __init__(self, manager, progress, chunk, chunks_per_epoch, num_chunks,
-                 evaluate_fn, best_metric, best, output_dir):
-        super().__init__()
+    def __init__(self, manager, progress, chunk, steps_per_epoch,
+                 total_batches, initial_batches, evaluate_fn, best_metric,
+                 best, output_dir):
+        super().__init__(chunk, initial_batches)
         self.manager = manager
         self.progress = progress
-        self.chunk = chunk
-        self.chunks_per_epoch = chunks_per_epoch
-        self.num_chunks = num_chunks
+        self.steps_per_epoch = steps_per_epoch
+        self.total_batches = total_batches
         self.evaluate_fn = evaluate_fn
         self.best_metric = best_metric
         self.best = best
         self.output_dir = output_dir
         self._writer = None
 
-    def on_epoch_end(self, epoch, logs=None):
-        self.progress.assign(epoch + 1)
-        # Evaluated after every epoch and after the last (maybe partial) one.
+    def on_train_batch_end(self, batch, logs=None):
+        before = self.done
+        super().on_train_batch_end(batch, logs)
+        loss = (logs or {}).get("loss")
+        if loss is not None and not np.all(np.isfinite(np.asarray(loss))):
+            self._stop(f"the loss is {np.asarray(loss).ravel()[0]}")
         if self.evaluate_fn is not None and (
-                (epoch + 1) % self.chunks_per_epoch == 0
-                or epoch + 1 == self.num_chunks):
-            self._evaluate(epoch + 1)
-        # Saved last, so a restored chunk always has its evaluation written.
-        self.manager.save(checkpoint_number=epoch + 1)
+                self.done // self.steps_per_epoch
+                > before // self.steps_per_epoch
+                or self.done >= self.total_batches):
+            self._evaluate()
+
+    def on_epoch_end(self, epoch, logs=None):
+        self._check_weights()
+        self.progress.assign(epoch + 1)
+        _save_checkpoint(self.manager, epoch + 1)
 
     def on_train_end(self, logs=None):
         if self._writer is not None:
             self._writer.close()
 
-    def _evaluate(self, chunks_done):
+    def _check_weights(self):
+        name = first_non_finite(self.model.trainable_variables)
+        if name is not None:
+            self._stop(f"the weights are not finite ({name})")
+
+    def _stop(self, what):
+        latest = self.manager.latest_checkpoint
+        kept = (f"{latest} (step {_checkpoint_step(latest, self.chunk, self.total_batches)}"
+                ") is the last checkpoint" if latest
+                else "no checkpoint was written")
+        raise TrainingDivergedError(
+            f"training stopped at step {self.done} of {self.total_batches}: "
+            f"{what}; {kept}")
+
+    def _evaluate(self):
+        self._check_weights()
         # NumPy and TensorFlow scalars become Python numbers (for JSON).
         metrics = {name: np.asarray(value).item() if np.ndim(value) == 0
                    else value for name, value in self.evaluate_fn().items()}
-        print(f"eval after epoch {chunks_done // self.chunks_per_epoch}: "
+        print(f"eval after epoch {self.done / self.steps_per_epoch:g} (step "
+              f"{self.done}/{self.total_batches}): "
               + json.dumps(metrics, sort_keys=True))
-        self._log(metrics, step=chunks_done * self.chunk)
+        self._log(metrics, step=self.done)
         if self.best_metric is None:
             return
         if self.best_metric not in metrics:
@@ -219,6 +193,32 @@ class _ChunkCheckpoint(keras.callbacks.Callback):
         self._writer.flush()
 
 
+def _checkpoint_step(path, chunk, total_batches):
+    """The batches done when checkpoint `path` (`.../ckpt-N`) was saved."""
+    return min(int(path.rsplit("-", 1)[1]) * chunk, total_batches)
+
+
+def _save_checkpoint(manager, number):
+    """`manager.save` as checkpoint `number`. If it fails (a full disk,
+    Ctrl-C), the files it started are removed, so the previous checkpoints
+    stay the latest; a full, over-quota or read-only disk is reported as a
+    `StorageError` naming the directory and its free space."""
+    try:
+        manager.save(checkpoint_number=number)
+    except BaseException as error:
+        prefix = os.path.join(manager.directory, f"ckpt-{number}")
+        for path in tf.io.gfile.glob(prefix + "_temp*") + tf.io.gfile.glob(
+                prefix + ".*"):
+            if tf.io.gfile.isdir(path):
+                tf.io.gfile.rmtree(path)
+            else:
+                tf.io.gfile.remove(path)
+        reported = storage_error(error, manager.directory)
+        if reported is not None:
+            raise reported from error
+        raise
+
+
 def train(model, train_dataset, *, steps_per_epoch, config, loss,
           metrics=None, loss_weights=None, evaluate_fn=None, best_metric=None,
           strategy=None, callbacks=()):
@@ -234,7 +234,9 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
       config: a `TrainingConfig`.
       loss, metrics, loss_weights: as for `Model.compile`.
       evaluate_fn: optional callable returning a dict of whole-set metrics,
-        called after every epoch and logged to TensorBoard under `dev/`;
+        called at the end of every epoch (whatever
+        `config.checkpoint_steps`) and of the run, and logged to
+        TensorBoard under `dev/`;
         with `best_metric` (higher is better) the best inference weights
         are kept in `model_dir/best.weights.h5` (`restore_best_weights`).
       strategy: the `tf.distribute.Strategy` the model was built in.
@@ -242,6 +244,12 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
 
     Returns:
       The Keras `History` of the chunks run in this process.
+
+    Raises:
+      TrainingDivergedError: the loss or weights became non-finite.
+      TrainingInterrupted: on Ctrl-C.
+      tfbert.utils.atomic.StorageError: a checkpoint or best-model file did
+        not fit on the disk (or it is read-only).
     """
     strategy = strategy or tf.distribute.get_strategy()
     accumulation = config.gradient_accumulation_steps
@@ -250,8 +258,7 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
     # The last chunk may be partial: `_StopAfter` ends it at total_batches.
     num_chunks = math.ceil(total_batches / chunk)
     total_updates = max(1, total_batches // accumulation)
-    chunks_per_epoch = (steps_per_epoch // chunk
-                        if steps_per_epoch % chunk == 0 else 0)
+    warmup_updates = int(config.warmup_proportion * total_updates)
     # Non-chief workers write the same files into a directory of their own.
     output_dir = config.model_dir
     if not is_chief(strategy):
@@ -259,11 +266,18 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
                                   str(strategy.cluster_resolver.task_id))
     # Read before any work, so a corrupt file stops the run up front.
     best = read_best_metrics(output_dir) if best_metric else None
+    updates = (f", {total_updates} optimizer updates" if accumulation > 1
+               else "")
+    epochs = config.num_train_epochs
+    print(f"training {total_batches} steps ({epochs:g} "
+          f"epoch{'' if epochs == 1 else 's'} of {steps_per_epoch} steps"
+          f"{updates}, {warmup_updates} of warmup), a checkpoint every "
+          f"{chunk} steps")
 
     with strategy.scope():
         optimizer = create_optimizer(
             config.learning_rate, total_steps=total_updates,
-            warmup_steps=int(config.warmup_proportion * total_updates),
+            warmup_steps=warmup_updates,
             weight_decay=config.weight_decay, epsilon=config.adam_epsilon,
             gradient_accumulation_steps=accumulation,
             layerwise_decay=config.layerwise_lr_decay,
@@ -295,23 +309,42 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
         print("Training already complete.")
         return None
 
+    initial_batches = initial_chunk * chunk
     # The task modules' datasets come prefetched (`prefetch_for_keras`).
     dataset = without_autotuning(
-        train_dataset.repeat().skip(initial_chunk * chunk))
+        train_dataset.repeat().skip(initial_batches))
+    stop = _StopAfter(total_batches, chunk, initial_batches)
+    # The progress line of an epoch comes before its evaluation's.
     all_callbacks = [
-        _StopAfter(total_batches, chunk),
-        _ChunkCheckpoint(manager, progress, chunk,
-                         chunks_per_epoch or num_chunks, num_chunks,
-                         evaluate_fn, best_metric, best, output_dir),
+        stop,
+        TrainingProgress(steps_per_epoch, total_batches, chunk,
+                         initial_batches, verbose=config.verbose),
+        _ChunkCheckpoint(manager, progress, chunk, steps_per_epoch,
+                         total_batches, initial_batches, evaluate_fn,
+                         best_metric, best, output_dir),
         keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")),
         *callbacks,
     ]
     if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
         _detach_multi_worker_strategy(model)
-    with strategy.scope(), _without_remembered_strategy(model):
-        return model.fit(dataset, epochs=num_chunks, initial_epoch=initial_chunk,
-                         steps_per_epoch=chunk, callbacks=all_callbacks,
-                         shuffle=False, verbose=config.verbose)
+    try:
+        with strategy.scope(), _without_remembered_strategy(model):
+            return model.fit(dataset, epochs=num_chunks,
+                             initial_epoch=initial_chunk,
+                             steps_per_epoch=chunk, callbacks=all_callbacks,
+                             shuffle=False, verbose=0)
+    except KeyboardInterrupt:
+        latest = manager.latest_checkpoint
+        if latest:
+            kept = (f"{latest} holds step "
+                    f"{_checkpoint_step(latest, chunk, total_batches)}; "
+                    "rerunning the same command resumes from there")
+        else:
+            kept = ("no checkpoint was written yet; rerunning the same "
+                    "command starts training again")
+        raise TrainingInterrupted(
+            f"interrupted at step {stop.done} of {total_batches}: "
+            f"{kept}") from None
 
 
 @contextlib.contextmanager

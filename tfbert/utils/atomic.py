@@ -25,6 +25,46 @@ _STORAGE_ERRORS = {
 }
 
 
+class StorageError(OSError):
+    """Writing failed because the storage is full, over quota or read-only;
+    the message names the path and the free space."""
+
+
+def storage_error(error, path):
+    """The `StorageError` to raise for `error`, raised while writing `path`,
+    or None if `error` is not about the storage.
+
+    `error` is an `OSError` with one of those errnos, or any other exception
+    quoting the operating system's message for them (TensorFlow's file
+    errors carry only the message, e.g. "No space left on device
+    [Op:SaveV2]").
+    """
+    if isinstance(error, StorageError):
+        return error
+    code = getattr(error, "errno", None)
+    if code not in _STORAGE_ERRORS:
+        text = str(error)
+        code = next((c for c in _STORAGE_ERRORS if os.strerror(c) in text),
+                    None)
+    if code is None:
+        return None
+    return StorageError(code, f"cannot write {path}: {_STORAGE_ERRORS[code]} "
+                        f"({_free_space(path)})")
+
+
+def _free_space(path):
+    """"N MB free on the file system of `path`" (of its nearest existing
+    ancestor)."""
+    directory = os.path.abspath(path)
+    while not os.path.exists(directory):
+        directory = os.path.dirname(directory)
+    try:
+        free = shutil.disk_usage(directory).free
+    except OSError:
+        return "free space unknown"
+    return f"{free / 1e6:.1f} MB free"
+
+
 @contextlib.contextmanager
 def atomic_write(path, mode="w", encoding="utf-8"):
     """Opens a file object that replaces `path` when the block exits cleanly.
@@ -38,8 +78,8 @@ def atomic_write(path, mode="w", encoding="utf-8"):
       The open temporary file.
 
     Raises:
-      OSError: naming `path` and the reason when the disk is full, over
-        quota or read-only; other OSErrors as raised.
+      StorageError: naming `path`, the reason and the free space when the
+        disk is full, over quota or read-only; other OSErrors as raised.
     """
     if mode not in ("w", "wb"):
         raise ValueError(f"atomic_write mode must be 'w' or 'wb', got {mode!r}")
@@ -116,9 +156,9 @@ def publish_directory(staging, target):
 
 
 def _raise_if_storage_error(error, path):
-    reason = _STORAGE_ERRORS.get(error.errno)
-    if reason is not None:
-        raise OSError(error.errno, f"cannot write {path}: {reason}") from error
+    reported = storage_error(error, path)
+    if reported is not None and reported is not error:
+        raise reported from error
 
 
 def _fsync_directory(directory):
