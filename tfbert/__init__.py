@@ -14,15 +14,15 @@ from tfbert.utils.quiet import quiet_tensorflow_start
 with quiet_tensorflow_start():
     import tensorflow  # noqa: F401
 
-from tfbert import metrics, training  # noqa: E402
+from tfbert import losses, metrics, training  # noqa: E402
 from tfbert.config import BertConfig
 from tfbert.metrics import masked_lm as _masked_lm  # Keras registration.
 from tfbert.models import (
     AlbertEncoder, BertClassifier, BertEncoder, BertPretrainer,
     BertSpanLabeler, BertTextClassifier, BertTokenClassifier,
-    DistilBertEncoder, ElectraEncoder, Encoder, RobertaEncoder)
+    DistilBertEncoder, ElectraEncoder, Encoder, RobertaEncoder,
+    SentenceEncoder)
 from tfbert.presets import PRESETS
-from tfbert.sentence_encoder import SentenceEncoder
 from tfbert.text import BertPreprocessor, BertTokenizer, Preprocessor
 
 __version__ = "0.1.0"
@@ -30,6 +30,7 @@ __version__ = "0.1.0"
 __all__ = ["BertConfig", "BertEncoder", "BertTokenizer", "BertPreprocessor",
            "Preprocessor", "SentenceEncoder", "BertClassifier",
            "BertTextClassifier", "BertSpanLabeler", "BertTokenClassifier",
-           "BertPretrainer", "PRESETS", "metrics", "training", "__version__",
+           "BertPretrainer", "PRESETS", "losses", "metrics", "training",
+           "__version__",
            "Encoder", "DistilBertEncoder", "ElectraEncoder", "RobertaEncoder",
            "AlbertEncoder"]
