@@ -14,7 +14,7 @@ from tfbert.utils.quiet import quiet_tensorflow_start
 with quiet_tensorflow_start():
     import tensorflow  # noqa: F401
 
-from tfbert import losses, metrics, training  # noqa: E402
+from tfbert import losses, metrics, search, training  # noqa: E402
 from tfbert.config import BertConfig
 from tfbert.metrics import masked_lm as _masked_lm  # Keras registration.
 from tfbert.models import (
@@ -30,7 +30,7 @@ __version__ = "0.1.0"
 __all__ = ["BertConfig", "BertEncoder", "BertTokenizer", "BertPreprocessor",
            "Preprocessor", "SentenceEncoder", "BertClassifier",
            "BertTextClassifier", "BertSpanLabeler", "BertTokenClassifier",
-           "BertPretrainer", "PRESETS", "losses", "metrics", "training",
+           "BertPretrainer", "PRESETS", "losses", "metrics", "search", "training",
            "__version__",
            "Encoder", "DistilBertEncoder", "ElectraEncoder", "RobertaEncoder",
            "AlbertEncoder"]
