@@ -30,7 +30,7 @@ __version__ = "0.1.0"
 __all__ = ["BertConfig", "BertEncoder", "BertTokenizer", "BertPreprocessor",
            "Preprocessor", "SentenceEncoder", "BertClassifier",
            "BertTextClassifier", "BertSpanLabeler", "BertTokenClassifier",
-           "BertPretrainer", "PRESETS", "losses", "metrics", "search", "training",
-           "__version__",
+           "BertPretrainer", "PRESETS", "losses", "metrics", "search",
+           "training", "__version__",
            "Encoder", "DistilBertEncoder", "ElectraEncoder", "RobertaEncoder",
            "AlbertEncoder"]
