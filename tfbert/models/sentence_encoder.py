@@ -83,7 +83,8 @@ class SentenceEncoder(RawTextModel, EncoderTaskModel, keras.Model):
     @classmethod
     def from_pretrained(cls, name_or_path, pooling=None, normalize=None,
                         seq_length=None, projection_size=None,
-                        projection_activation="tanh", **config_overrides):
+                        projection_activation="tanh", preprocessor=None,
+                        **config_overrides):
         """Encoder and tokenizer of a preset, HF or sentence-transformers
         directory, of any family.
 
@@ -104,6 +105,8 @@ class SentenceEncoder(RawTextModel, EncoderTaskModel, keras.Model):
             size (a directory's own Dense module is read instead).
           projection_activation: its activation (sentence-transformers'
             default: tanh); None for a linear projection.
+          preprocessor: the preprocessor to use instead of the checkpoint's
+            (`seq_length` then is its own).
           **config_overrides: encoder config fields to replace (e.g.
             `hidden_dropout`).
         """
@@ -140,9 +143,10 @@ class SentenceEncoder(RawTextModel, EncoderTaskModel, keras.Model):
             projection = keras.layers.Dense(
                 projection_size, activation=projection_activation,
                 name="projection")
-        preprocessor = Preprocessor.from_pretrained(
-            source, seq_length=seq_length, pad_to_seq_length=False,
-            name="preprocessor")
+        if preprocessor is None:
+            preprocessor = Preprocessor.from_pretrained(
+                source, seq_length=seq_length, pad_to_seq_length=False,
+                name="preprocessor")
         return cls(preprocessor, encoder, pooling=pooling or "mean",
                    normalize=bool(normalize), projection=projection)
 
@@ -170,10 +174,17 @@ class SentenceEncoder(RawTextModel, EncoderTaskModel, keras.Model):
                                           self.embedding_size])
         return tf.transpose(stacked, [1, 0, 2])
 
-    def _inference_embeddings(self, texts):
-        features = self.preprocessor(texts)
+    def inference_embeddings(self, features):
+        """Embeddings float32 [batch, D] of packed encoder inputs (dict of
+        int32 [batch, seq]) at inference, computed as exports do: the
+        encoder's `inference_sequence_output` (trailing padding cut, blocks
+        on real tokens only), then pooling, projection, normalisation. The
+        values of `self(texts)` up to float rounding."""
         return self._head(self.encoder.inference_sequence_output(features),
                           features["input_mask"])
+
+    def _inference_embeddings(self, texts):
+        return self.inference_embeddings(self.preprocessor(texts))
 
     def encode(self, sentences, batch_size=32, show_progress_bar=None):
         """Embeds sentences (inference).
