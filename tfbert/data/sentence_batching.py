@@ -7,6 +7,8 @@ model to tell identical texts apart. `no_duplicate_batches` builds an
 epoch's batches so that no text (in any column) occurs twice in a batch.
 """
 
+import itertools
+
 import numpy as np
 import tensorflow as tf
 
@@ -48,8 +50,8 @@ def no_duplicate_batches(columns, batch_size, seed):
 
 
 def no_duplicate_dataset(columns, labels, batch_size, seed=0):
-    """Batches of `no_duplicate_batches`, drawn anew (seed, seed + 1, ...)
-    each time the dataset is iterated (each epoch of Keras `fit`).
+    """An endless stream of `no_duplicate_batches` epochs, each drawn anew
+    (seed, seed + 1, ...).
 
     Args:
       columns: a tuple of equal-length lists of str.
@@ -59,22 +61,25 @@ def no_duplicate_dataset(columns, labels, batch_size, seed=0):
 
     Returns:
       `(dataset, num_batches)`: the dataset yields `(tuple of tf.string [b]
-      columns, float32 [b, ...] labels)`; its cardinality is unknown
-      (epochs may differ by a batch when texts repeat), `num_batches` is the
-      first epoch's count.
+      columns, float32 [b, ...] labels)` without end; `num_batches` is the
+      first epoch's count (the `steps_per_epoch` for Keras; when texts
+      repeat often, later epochs may hold a batch more or less, and Keras'
+      epochs then end a few batches off the sampler's).
     """
     arrays = tuple(np.asarray(list(column), dtype=object)
                    for column in columns)
     labels = np.asarray(labels, np.float32)
-    epochs = iter(range(seed, seed + 2 ** 31))
 
     def generate():
-        for batch in no_duplicate_batches(arrays, batch_size, next(epochs)):
-            yield (tuple(array[batch].tolist() for array in arrays),
-                   labels[batch])
+        for epoch in itertools.count(seed):
+            for batch in no_duplicate_batches(arrays, batch_size, epoch):
+                yield (tuple(array[batch].tolist() for array in arrays),
+                       labels[batch])
 
     text_spec = tf.TensorSpec([None], tf.string)
     dataset = tf.data.Dataset.from_generator(generate, output_signature=(
         tuple(text_spec for _ in arrays),
         tf.TensorSpec([None, *labels.shape[1:]], tf.float32)))
+    dataset = dataset.apply(tf.data.experimental.assert_cardinality(
+        tf.data.INFINITE_CARDINALITY))
     return dataset, len(no_duplicate_batches(arrays, batch_size, seed))

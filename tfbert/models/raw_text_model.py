@@ -60,6 +60,9 @@ class RawTextModel:
         of str as `x` (see the model's `_dataset`)."""
         dataset, num_batches = self._training_batches(x, y, batch_size,
                                                       shuffle)
+        if (steps_per_epoch is None and int(dataset.cardinality())
+                == tf.data.INFINITE_CARDINALITY):
+            steps_per_epoch = num_batches
         if validation_data is not None and not isinstance(
                 validation_data, tf.data.Dataset):
             validation_data = self._dataset(*validation_data,
@@ -80,7 +83,8 @@ class RawTextModel:
                            steps_per_epoch=steps_per_epoch, **kwargs)
 
     def _training_batches(self, x, y, batch_size, shuffle):
-        """`(dataset, batches per epoch)` for `fit` (-1: unknown)."""
+        """`(dataset, batches per epoch)` for `fit` (-1: unknown); an
+        endless dataset is read for that many batches an epoch."""
         dataset = self._dataset(x, y, batch_size, shuffle=shuffle)
         return dataset, int(dataset.cardinality())
 
