@@ -120,8 +120,8 @@ def _read_dense(directory):
 
     path = directory / "config.json"
     config = read_json(path)
-    name = str(config.get("activation_function",
-                          "torch.nn.modules.activation.Tanh")).rsplit(".", 1)[-1]
+    # Saves omit the default (Tanh).
+    name = str(config.get("activation_function", "Tanh")).rsplit(".", 1)[-1]
     if name not in _ACTIVATIONS:
         raise ValueError(f"{path}: activation_function {name!r} is not "
                          f"supported; one of {sorted(_ACTIVATIONS)}")
