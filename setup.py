@@ -21,6 +21,7 @@ setup(
         "tfbert-glue = tfbert.tasks.glue:main",
         "tfbert-squad = tfbert.tasks.squad:main",
         "tfbert-ner = tfbert.tasks.ner:main",
+        "tfbert-sentence = tfbert.tasks.sentence:main",
         "tfbert-pretrain = tfbert.tasks.pretraining:main",
         "tfbert-create-pretraining-data = "
         "tfbert.tasks.create_pretraining_data:main",

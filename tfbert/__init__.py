@@ -20,7 +20,7 @@ with quiet_tensorflow_start():
     import tensorflow
     tensorflow.config.list_physical_devices()
 
-from tfbert import metrics, training  # noqa: E402
+from tfbert import losses, metrics, search, training  # noqa: E402
 from tfbert.config import BertConfig
 from tfbert.feature_extractor import FeatureExtractor
 from tfbert.fill_mask import MaskFiller
@@ -28,9 +28,9 @@ from tfbert.metrics import masked_lm as _masked_lm  # Keras registration.
 from tfbert.models import (
     AlbertEncoder, BertClassifier, BertEncoder, BertMultipleChoice,
     BertPretrainer, BertSpanLabeler, BertTextClassifier, BertTokenClassifier,
-    DistilBertEncoder, ElectraEncoder, Encoder, RobertaEncoder)
+    DistilBertEncoder, ElectraEncoder, Encoder, RobertaEncoder,
+    SentenceEncoder)
 from tfbert.presets import PRESETS
-from tfbert.sentence_encoder import SentenceEncoder
 from tfbert.text import BertPreprocessor, BertTokenizer, Preprocessor
 
 __version__ = "0.1.0"
@@ -38,7 +38,8 @@ __version__ = "0.1.0"
 __all__ = ["BertConfig", "BertEncoder", "BertTokenizer", "BertPreprocessor",
            "Preprocessor", "SentenceEncoder", "BertClassifier",
            "BertTextClassifier", "BertSpanLabeler", "BertTokenClassifier",
-           "BertPretrainer", "PRESETS", "metrics", "training", "__version__",
+           "BertPretrainer", "PRESETS", "losses", "metrics", "search",
+           "training", "__version__",
            "Encoder", "DistilBertEncoder", "ElectraEncoder", "RobertaEncoder",
            "AlbertEncoder", "FeatureExtractor", "MaskFiller",
            "BertMultipleChoice", "quiet_tensorflow_start"]

@@ -10,7 +10,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfbert.models import Encoder
-from tfbert.sentence_encoder import POOLINGS, pool_tokens
+from tfbert.layers.sentence_pooling import POOLINGS, SentencePooling
 from tfbert.text import Preprocessor
 
 LAYER_COMBINATIONS = ("concat", "sum", "mean")
@@ -48,8 +48,9 @@ class FeatureExtractor:
       preprocessor: the family's preprocessor (`Preprocessor.from_pretrained`),
         packing one text or a pair.
       layers: the layer indices to read, in output order.
-      pooling: "mean" (over real tokens, special tokens included) or "cls"
-        (the first token), for `pooled_features`.
+      pooling: "mean" (over real tokens, special tokens included), "cls"
+        (the first token) or "max" (over real tokens), for
+        `pooled_features`.
       layer_combination: how `pooled_features` joins the chosen layers:
         "concat" ([len(layers) * H]), "sum" or "mean" ([H]).
 
@@ -76,6 +77,7 @@ class FeatureExtractor:
         self.preprocessor = preprocessor
         self.layers = check_layers(layers, encoder.config.num_layers)
         self.pooling = pooling
+        self._pool = SentencePooling(pooling)
         self.layer_combination = layer_combination
         spec = tf.TensorSpec([None, None], tf.int32)
         signature = [{"input_word_ids": spec, "input_mask": spec,
@@ -130,8 +132,8 @@ class FeatureExtractor:
         """One vector per text of encoder inputs (dict of int32
         [batch, seq]): the chosen layers pooled by `pooling`, joined by
         `layer_combination`. float32 [batch, feature_size]."""
-        return self.combine(pool_tokens(self.layer_features(inputs),
-                                        inputs["input_mask"], self.pooling))
+        return self.combine(self._pool(self.layer_features(inputs),
+                                       inputs["input_mask"]))
 
     def token_features(self, texts, batch_size=32, verbose="auto"):
         """Every wordpiece's chosen layers, special tokens included.

@@ -606,3 +606,60 @@ def test_ctrl_c_says_what_is_saved_and_that_rerunning_resumes(
     saved = lines[0].split("ckpt-")[1].split()[0]
     assert (model_dir / "checkpoints" / f"ckpt-{saved}.index").exists()
     assert not (model_dir / ".lock").exists()
+@pytest.fixture
+def sentence(tmp_path, tiny_checkpoint):
+    """Arguments of a valid tiny tfbert-sentence run on a 4-row TSV, and a
+    writer of other training files."""
+    def write(name, text):
+        path = tmp_path / name
+        path.write_text(text, encoding="utf-8")
+        return path
+
+    rows = "a\tb\tscore\nA cat.\tA kitten.\t4.5\nRain.\tSun.\t0.5\n" \
+        "Dogs run.\tA dog runs.\t4\nTea.\tCoffee.\t2\n"
+    train = write("train.tsv", rows)
+
+    def args(*extra, train_file=train):
+        return [f"--train_file={train_file}", "--text_a_column=a",
+                "--text_b_column=b", f"--init_checkpoint={tiny_checkpoint}",
+                f"--model_dir={tmp_path / 'model'}", "--do_train",
+                "--max_seq_length=16", *extra]
+    args.write = write
+    return args
+
+
+@pytest.mark.parametrize("flags, expected", [
+    (["--text_b_column=nope"], ["train.tsv:2", "no column 'nope'"]),
+    (["--label_column=score", "--loss=cosine"],
+     ["train.tsv:2", "4.5, outside the scale [0, 1]", "--score_scale"]),
+    (["--train_batch_size=1"], ["--train_batch_size >= 2"]),
+    (["--loss=cosent"], ["--loss=cosent needs --label_column"]),
+    (["--loss=triplet"], ["--loss=triplet needs --text_negative_column"]),
+    (["--loss=contrastive", "--label_column=score", "--score_scale=5"],
+     ["needs 0/1 labels in column 'score'"]),
+    (["--score_scale=0"], ["--score_scale must be positive"]),
+    (["--do_eval"], ["--do_eval needs --eval_file"]),
+])
+def test_sentence_bad_flags(capsys, tmp_path, sentence, flags, expected):
+    from tfbert.tasks.sentence import SentenceTask
+
+    _refused(capsys, SentenceTask, sentence(*flags), *expected)
+    assert _nothing_trained(tmp_path)
+
+
+@pytest.mark.parametrize("name, text, expected", [
+    ("empty.tsv", "a\tb\nA cat.\t \n", ["empty.tsv:2", "column 'b' is empty"]),
+    ("header.csv", "a,b\n", ["header.csv has no examples"]),
+    ("bad.jsonl", '{"a": "x", "b": "y"}\n[1]\n',
+     ["bad.jsonl:2", "expected a JSON object"]),
+    ("pairs.txt", "a\tb\n", ["pairs.txt: unknown file type"]),
+    ("same.tsv", "a\tb\nA cat.\tx\nA cat.\ty\n",
+     ["--loss=mnrl needs at least 2 distinct 'a' texts"]),
+])
+def test_sentence_bad_files(capsys, tmp_path, sentence, name, text,
+                            expected):
+    from tfbert.tasks.sentence import SentenceTask
+
+    path = sentence.write(name, text)
+    _refused(capsys, SentenceTask, sentence(train_file=path), *expected)
+    assert _nothing_trained(tmp_path)

@@ -10,6 +10,7 @@ from tfbert.layers.masking import MASKED_LOGIT, padding_bias
 from tfbert.layers.next_sentence_head import NextSentenceHead
 from tfbert.layers.pooler import Pooler
 from tfbert.layers.replaced_token_head import ReplacedTokenHead
+from tfbert.layers.sentence_pooling import L2Normalization, SentencePooling
 from tfbert.layers.span_labeling_head import SpanLabelingHead
 from tfbert.layers.token_classification_head import TokenClassificationHead
 from tfbert.layers.token_packing import (TokenPacking, padded_to,

@@ -8,6 +8,7 @@ from tfbert.models.bert_span_labeler import BertSpanLabeler
 from tfbert.models.bert_text_classifier import BertTextClassifier
 from tfbert.models.bert_token_classifier import BertTokenClassifier
 from tfbert.models.encoder import Encoder
+from tfbert.models.sentence_encoder import SentenceEncoder
 # Each family module registers itself with `Encoder`.
 from tfbert.models.albert_encoder import AlbertEncoder
 from tfbert.models.distilbert_encoder import DistilBertEncoder

@@ -7,6 +7,7 @@ import tensorflow as tf
 from tfbert.data.batching import prefetch_for_keras
 from tfbert.models.bert_classifier import BertClassifier
 from tfbert.models.encoder_task_model import EncoderTaskModel
+from tfbert.models.raw_text_model import RawTextModel, texts_tensor
 from tfbert.text.bert_preprocessor import BertPreprocessor
 
 DEFAULT_BATCH_SIZE = 32
@@ -14,7 +15,7 @@ PAIR_INPUTS = ("text_a", "text_b")
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
-class BertTextClassifier(EncoderTaskModel, keras.Model):
+class BertTextClassifier(RawTextModel, EncoderTaskModel, keras.Model):
     """A `BertPreprocessor` and a `BertClassifier` in one Keras model whose
     inputs are raw strings: `fit`, `evaluate` and `predict` take lists of
     str, and `save("x.keras")` stores the vocabulary with the weights.
@@ -117,22 +118,10 @@ class BertTextClassifier(EncoderTaskModel, keras.Model):
                                     name="classifier")
         return cls(preprocessor, classifier, is_pair=is_pair)
 
-    def compile(self, optimizer="auto", loss="auto", metrics="auto",
-                learning_rate=2e-5, warmup_fraction=0.1, weight_decay=0.01,
-                **kwargs):
-        """`keras.Model.compile` with defaults for fine-tuning.
-
-        Args:
-          optimizer: "auto" for `tfbert.training.create_optimizer` AdamW
-            whose warmup (`warmup_fraction` of the steps) and linear decay
-            span the next `fit` call; or any Keras optimizer.
-          loss: "auto" for sparse softmax cross-entropy on the logits
-            (labels int class ids), or mean squared error for regression.
-          metrics: "auto" for accuracy (classification), none (regression).
-          learning_rate, warmup_fraction, weight_decay: of the "auto"
-            optimizer.
-          **kwargs: passed on (`jit_compile` defaults to False).
-        """
+    def _default_loss_and_metrics(self, loss, metrics):
+        """"auto" loss: sparse softmax cross-entropy on the logits (labels
+        int class ids), or mean squared error for regression; "auto"
+        metrics: accuracy (classification), none (regression)."""
         regression = self.num_classes == 1
         if loss == "auto":
             loss = (keras.losses.MeanSquaredError() if regression else
@@ -141,61 +130,7 @@ class BertTextClassifier(EncoderTaskModel, keras.Model):
         if metrics == "auto":
             metrics = [] if regression else [
                 keras.metrics.SparseCategoricalAccuracy(name="accuracy")]
-        kwargs.setdefault("jit_compile", False)
-        kwargs.update(loss=loss, metrics=metrics)
-        self._auto_optimizer = None
-        if optimizer == "auto":
-            # The schedule's length is known only in `fit`, which compiles
-            # again with it; until then a one-step schedule stands in.
-            self._auto_optimizer = dict(
-                learning_rate=learning_rate, warmup_fraction=warmup_fraction,
-                weight_decay=weight_decay, compile_kwargs=kwargs)
-            optimizer = self._create_optimizer(total_steps=1)
-        super().compile(optimizer=optimizer, **kwargs)
-
-    def _create_optimizer(self, total_steps):
-        from tfbert.training.optimization import create_optimizer
-
-        settings = self._auto_optimizer
-        return create_optimizer(
-            settings["learning_rate"], total_steps=total_steps,
-            warmup_steps=int(settings["warmup_fraction"] * total_steps),
-            weight_decay=settings["weight_decay"])
-
-    def fit(self, x=None, y=None, batch_size=None, epochs=1, shuffle=True,
-            validation_data=None, steps_per_epoch=None, **kwargs):
-        """`keras.Model.fit` that also takes python lists (or numpy arrays)
-        of str as `x` (a tuple of two for pairs); labels `y` are int class
-        ids (float scores for regression)."""
-        dataset = self._dataset(x, y, batch_size, shuffle=shuffle)
-        if validation_data is not None and not isinstance(
-                validation_data, tf.data.Dataset):
-            validation_data = self._dataset(*validation_data,
-                                            batch_size=batch_size)
-        if self._auto_optimizer is not None:
-            if steps_per_epoch is None:
-                steps_per_epoch = int(dataset.cardinality())
-                if steps_per_epoch < 0:
-                    raise ValueError(
-                        "the dataset's length is unknown: pass "
-                        "steps_per_epoch, or compile with an optimizer")
-            super().compile(
-                optimizer=self._create_optimizer(
-                    max(1, steps_per_epoch * epochs)),
-                **self._auto_optimizer["compile_kwargs"])
-            self._auto_optimizer = None
-        return super().fit(dataset, epochs=epochs, shuffle=False,
-                           validation_data=validation_data,
-                           steps_per_epoch=steps_per_epoch, **kwargs)
-
-    def evaluate(self, x=None, y=None, batch_size=None, **kwargs):
-        """`keras.Model.evaluate` that also takes lists of str (see `fit`)."""
-        return super().evaluate(self._dataset(x, y, batch_size), **kwargs)
-
-    def predict(self, x, batch_size=None, **kwargs):
-        """Logits float32 [n, num_classes] for a list (or tuple of two
-        lists) of str."""
-        return super().predict(self._dataset(x, None, batch_size), **kwargs)
+        return loss, metrics
 
     def classify(self, texts, batch_size=None):
         """Label names and probabilities for raw text, pipeline-style.
@@ -246,13 +181,13 @@ class BertTextClassifier(EncoderTaskModel, keras.Model):
         if self.is_pair:
             if not (isinstance(x, (tuple, list)) and len(x) == 2):
                 raise ValueError("a pair classifier takes x=(texts_a, texts_b)")
-            x = dict(zip(PAIR_INPUTS, map(_texts, x)))
+            x = dict(zip(PAIR_INPUTS, map(texts_tensor, x)))
             count = int(x["text_a"].shape[0])
             if int(x["text_b"].shape[0]) != count:
                 raise ValueError(f"x has {count} first and "
                                  f"{x['text_b'].shape[0]} second texts")
         else:
-            x = _texts(x)
+            x = texts_tensor(x)
             count = int(x.shape[0])
         if y is not None:
             y = np.asarray(y)
@@ -266,24 +201,6 @@ class BertTextClassifier(EncoderTaskModel, keras.Model):
         return prefetch_for_keras(
             dataset.batch(batch_size or DEFAULT_BATCH_SIZE))
 
-    def compile_from_config(self, config):
-        # Keras' own version refuses models that override `compile`; the
-        # stored arguments are exactly what `compile` takes.
-        config = keras.saving.deserialize_keras_object(config)
-        self.compile(**config)
-        if self.built:
-            self.optimizer.build(self.trainable_variables)
-
     def task_config(self):
         return {"is_pair": self.is_pair}
 
-
-def _texts(values):
-    """A list / numpy array of str (or bytes) -> tf.string [n]."""
-    if isinstance(values, (str, bytes)):
-        raise ValueError("texts must be a list of str, not one str")
-    texts = tf.constant(list(values), tf.string)
-    if texts.shape.rank != 1:
-        raise ValueError(f"texts must be a flat list of str, got shape "
-                         f"{texts.shape}")
-    return texts
