@@ -193,7 +193,7 @@ def test_fit_draws_batches_without_duplicate_texts(tiny_bert_encoder):
     `no_duplicate_batches`, epoch after epoch: 'same' occurs in two rows,
     which never share a batch, so 3 rows make two batches of at most 2."""
     model = tiny_bert_encoder
-    model.compile(loss=MultipleNegativesRankingLoss(), learning_rate=0.0)
+    model.compile(loss=MultipleNegativesRankingLoss(), learning_rate=1e-5)
     dataset, count = model._training_batches(
         (["same", "b", "c"], ["x", "same", "z"]), None, 3, shuffle=True)
     batches = [columns[0].numpy().tolist()
