@@ -42,7 +42,8 @@ def batch_examples(dataset, batch_size, *, max_seq_length, by_length=True,
     (prediction).
     """
     if pad_to_max_length:
-        shapes = ({name: [max_seq_length] for name in FEATURES}, [])
+        shapes = ({name: [max_seq_length] for name in FEATURES},
+                  dataset.element_spec[1].shape)
         return dataset.padded_batch(batch_size, padded_shapes=shapes,
                                     drop_remainder=drop_remainder)
     if not by_length:

@@ -14,6 +14,8 @@ error names `file:line` and the field (see `tfbert.data.table`).
 
 import dataclasses
 
+import numpy as np
+
 from tfbert.data.table import json_type, read_table
 
 KINDS = ("single_label", "regression", "multi_label")
@@ -34,6 +36,34 @@ class Columns:
     @property
     def is_pair(self):
         return self.text_b is not None
+
+
+@dataclasses.dataclass(frozen=True)
+class Problem:
+    """What a classifier learns from a table: its `columns`, its label
+    `kind` (one of `KINDS`) and the classes in id order (None for
+    regression). Read by `tfbert.tasks.glue.build_dataset` and
+    `build_model` as a GLUE task's spec is."""
+
+    columns: Columns
+    kind: str
+    labels: tuple | None
+
+    @property
+    def is_pair(self):
+        return self.columns.is_pair
+
+    @property
+    def is_regression(self):
+        return self.kind == "regression"
+
+    @property
+    def is_multi_label(self):
+        return self.kind == "multi_label"
+
+    @property
+    def num_classes(self):
+        return 1 if self.is_regression else len(self.labels)
 
 
 @dataclasses.dataclass(frozen=True)
@@ -163,3 +193,14 @@ def check_known_labels(examples, labels, columns):
                     f"{example.where}: field {columns.label!r}: label "
                     f"{value!r} was not seen in training (labels: "
                     f"{', '.join(labels)})")
+
+
+def multi_hot(examples, labels):
+    """float32 [N, len(labels)]: 1 where a multi-label example has the
+    class (zeros for unlabeled examples)."""
+    ids = {label: i for i, label in enumerate(labels)}
+    encoded = np.zeros((len(examples), len(labels)), np.float32)
+    for row, example in enumerate(examples):
+        for label in example.label or ():
+            encoded[row, ids[label]] = 1
+    return encoded

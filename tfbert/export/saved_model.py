@@ -43,8 +43,9 @@ def export_saved_model(module, export_dir, *, token_ids_only=False,
 
     The export holds the signatures of `module.signatures()`, a warmup
     request for each (`assets.extra/tf_serving_warmup_requests`), the
-    vocabulary as `assets/vocab.txt`, and the model's variables (no
-    optimizer state).
+    vocabulary as `assets/vocab.txt` (and the module's `assets()`, e.g. a
+    classifier's `labels.txt`), and the model's variables (no optimizer
+    state).
 
     Args:
       module: a `tfbert.export.ServingModule`.
@@ -82,6 +83,10 @@ def export_saved_model(module, export_dir, *, token_ids_only=False,
         os.makedirs(os.path.join(staging, "assets"), exist_ok=True)
         save_vocabulary(module.tokenizer.vocabulary,
                         os.path.join(staging, "assets", "vocab.txt"))
+        for name, text in module.assets().items():
+            with open(os.path.join(staging, "assets", name), "w",
+                      encoding="utf-8") as f:
+                f.write(text)
         write_warmup_requests(
             os.path.join(staging, "assets.extra",
                          "tf_serving_warmup_requests"),

@@ -175,6 +175,11 @@ class ServingModule(tf.Module):
         int32 [batch, max_seq_length])."""
         raise NotImplementedError
 
+    def assets(self):
+        """File name -> text of the task's files that `export_saved_model`
+        writes under `assets/` beside the vocabulary; none by default."""
+        return {}
+
     # -- the signatures -----------------------------------------------------
 
     def serve_text(self, *texts):

@@ -1,0 +1,224 @@
+"""`tfbert-classify` on a user's files, with the tiny encoder: the same GLUE
+rows written as CSV/JSONL with other column names train exactly the model
+`tfbert-glue` trains; metrics, saved labels, thresholds, predictions and
+exports checked against scikit-learn and a re-computation."""
+
+import csv
+import json
+
+import numpy as np
+import pytest
+import tensorflow as tf
+from sklearn import metrics as sk
+
+from tests.tasks.conftest import run_task, write_glue_subset
+from tfbert.data import glue as glue_data
+from tfbert.tasks import glue as glue_task
+from tfbert.tasks.classify import ClassifyTask
+from tfbert.tasks.glue import GlueTask
+
+pytestmark = pytest.mark.slow
+
+
+def _common(tiny_checkpoint, model_dir, *extra):
+    return [f"--init_checkpoint={tiny_checkpoint}", f"--model_dir={model_dir}",
+            "--max_seq_length=48", "--train_batch_size=8",
+            "--eval_batch_size=16", "--learning_rate=1e-3",
+            "--num_train_epochs=2", "--seed=3", "--do_train", "--do_eval",
+            *extra]
+
+
+def _as_csv(examples, path, header, with_b):
+    with open(path, "w", encoding="utf-8", newline="") as f:
+        writer = csv.writer(f, lineterminator="\r\n")
+        writer.writerow(header)
+        for i, e in enumerate(examples):
+            writer.writerow([f"row{i}", e.text_a, *([e.text_b] * with_b),
+                             e.label])
+    return path
+
+
+def _dev_logits(prepared, task):
+    return glue_task.predict_logits(prepared.model, task.eval_set
+                                    if hasattr(task, "eval_set")
+                                    else task.eval_sets[0][2])
+
+
+@pytest.mark.parametrize("name", ["sst2", "mrpc"])
+def test_csv_trains_exactly_what_glue_trains(tmp_path, shared_data_dir,
+                                             tiny_checkpoint, name):
+    spec = glue_data.get_task(name)
+    data = write_glue_subset(shared_data_dir, name, tmp_path / "glue")
+    glue, glue_prepared = run_task(GlueTask, [
+        f"--task={name}", f"--data_dir={data}",
+        *_common(tiny_checkpoint, tmp_path / "glue_model")])
+    header = ["id", "first", *(["second"] * spec.is_pair), "gold"]
+    files = {split: _as_csv(glue_data.read_examples(
+        glue_data.split_path(data, spec, split), spec),
+        tmp_path / f"{split}.csv", header, spec.is_pair)
+        for split in ("train", "dev")}
+    mine, mine_prepared = run_task(ClassifyTask, [
+        f"--train_file={files['train']}", f"--eval_file={files['dev']}",
+        "--text_a_column=first", "--label_column=gold",
+        *(["--text_b_column=second"] * spec.is_pair),
+        *_common(tiny_checkpoint, tmp_path / "model")])
+    np.testing.assert_array_equal(_dev_logits(mine_prepared, mine),
+                                  _dev_logits(glue_prepared, glue))
+    theirs = json.loads((tmp_path / "glue_model" / "eval_results.json")
+                        .read_text())["dev"]
+    ours = json.loads((tmp_path / "model" / "eval_results.json")
+                      .read_text())["eval"]
+    assert ours["accuracy"] == theirs["accuracy"]
+    if name == "mrpc":
+        assert ours["per_class"]["1"]["f1"] == pytest.approx(theirs["f1"])
+    assert (tmp_path / "model" / "labels.txt").read_text() == "0\n1\n"
+
+
+def _write_jsonl(path, rows):
+    path.write_text("".join(json.dumps(row) + "\n" for row in rows))
+    return path
+
+
+def _sst2_rows(shared_data_dir, n):
+    return glue_data.read_examples(glue_data.split_path(
+        shared_data_dir / "glue", "sst2", "train"), "sst2")[:n]
+
+
+def test_single_label_metrics_predictions_and_export(
+        tmp_path, shared_data_dir, tiny_checkpoint, run_fresh_python):
+    names = {"0": "negative", "1": "positive"}
+    examples = _sst2_rows(shared_data_dir, 72)
+    rows = [{"id": f"r{i}", "text": e.text_a, "label": names[e.label]}
+            for i, e in enumerate(examples)]
+    train = _write_jsonl(tmp_path / "train.jsonl", rows[:48])
+    dev = _write_jsonl(tmp_path / "dev.jsonl", rows[48:])
+    test = _write_jsonl(tmp_path / "test.jsonl",
+                        [{"id": r["id"], "text": r["text"]} for r in rows[48:]])
+    export_dir = tmp_path / "export"
+    task, prepared = run_task(ClassifyTask, [
+        f"--train_file={train}", f"--eval_file={dev}", "--do_predict",
+        f"--predict_file={test}", "--class_weights=balanced",
+        f"--export_dir={export_dir}",
+        *_common(tiny_checkpoint, tmp_path / "model")])
+    results = json.loads((tmp_path / "model" / "eval_results.json")
+                         .read_text())["eval"]
+    logits = _dev_logits(prepared, task)
+    truth = [["negative", "positive"].index(r["label"]) for r in rows[48:]]
+    predicted = logits.argmax(-1)
+    assert results["num_examples"] == 24
+    assert results["accuracy"] == pytest.approx(sk.accuracy_score(
+        truth, predicted))
+    assert results["macro_f1"] == pytest.approx(sk.f1_score(
+        truth, predicted, average="macro", labels=[0, 1], zero_division=0))
+    assert results["confusion_matrix"] == sk.confusion_matrix(
+        truth, predicted, labels=[0, 1]).tolist()
+    lines = (tmp_path / "model" / "predictions" / "test.tsv").read_text(
+        ).splitlines()
+    assert lines[0] == "id\tprediction"
+    assert lines[1:] == [f"{r['id']}\t{['negative', 'positive'][p]}"
+                         for r, p in zip(rows[48:], predicted)]
+    version = export_dir / "1"
+    assert (version / "assets" / "labels.txt").read_text() == (
+        "negative\npositive\n")
+    served = run_fresh_python(FRESH_PROCESS, version,
+                              json.dumps([r["text"] for r in rows[48:]]))
+    np.testing.assert_allclose(served["probabilities"],
+                               tf.nn.softmax(logits).numpy(), atol=1e-5)
+    assert served["label"] == [["negative", "positive"][p] for p in predicted]
+
+
+FRESH_PROCESS = """
+import json, sys
+import tensorflow as tf
+import tensorflow_text  # noqa: F401
+loaded = tf.saved_model.load(sys.argv[1])
+out = loaded.signatures["serving_default"](
+    sentence=tf.constant(json.loads(sys.argv[2])))
+print(json.dumps({name: value.numpy().tolist() if value.dtype != tf.string
+                  else [x.decode() for x in value.numpy()]
+                  for name, value in out.items()}))
+"""
+
+
+def test_multi_label_thresholds_predictions_and_export(
+        tmp_path, shared_data_dir, tiny_checkpoint, run_fresh_python):
+    examples = _sst2_rows(shared_data_dir, 72)
+    # Two overlapping labels (some rows have neither): sentiment, and
+    # whether the review is long.
+    rows = [{"text": e.text_a,
+             "topics": "|".join(name for name, on in (
+                 ("long", len(e.text_a.split()) > 8),
+                 ("positive", e.label == "1")) if on)}
+            for e in examples]
+    train = tmp_path / "train.csv"
+    with open(train, "w", encoding="utf-8", newline="") as f:
+        writer = csv.DictWriter(f, ["text", "topics"])
+        writer.writeheader()
+        writer.writerows(rows[:48])
+    dev = _write_jsonl(tmp_path / "dev.jsonl", [
+        {"text": r["text"], "topics": r["topics"].split("|")
+         if r["topics"] else []} for r in rows[48:]])
+    export_dir = tmp_path / "export"
+    task, prepared = run_task(ClassifyTask, [
+        f"--train_file={train}", f"--eval_file={dev}", "--multi_label",
+        "--label_column=topics", "--label_separator=|", "--do_predict",
+        f"--predict_file={dev}", f"--export_dir={export_dir}",
+        *_common(tiny_checkpoint, tmp_path / "model")])
+    model_dir = tmp_path / "model"
+    results = json.loads((model_dir / "eval_results.json").read_text())["eval"]
+    probabilities = tf.sigmoid(_dev_logits(prepared, task)).numpy()
+    truth = np.array([[name in r["topics"].split("|")
+                       for name in ("long", "positive")] for r in rows[48:]])
+    for key, decided in (
+            ("at 0.5", probabilities >= 0.5),
+            ("tuned", probabilities >= np.array(
+                [results["tuned"]["thresholds"][n]
+                 for n in ("long", "positive")], np.float32))):
+        got = results if key == "at 0.5" else results["tuned"]
+        assert got["micro_f1"] == pytest.approx(sk.f1_score(
+            truth, decided, average="micro", zero_division=0)), key
+        assert got["subset_accuracy"] == pytest.approx(
+            sk.accuracy_score(truth, decided)), key
+    thresholds = json.loads((model_dir / "thresholds.json").read_text())
+    assert thresholds == results["tuned"]["thresholds"]
+    version = export_dir / "1"
+    assert (version / "assets" / "labels.txt").read_text() == (
+        "long\npositive\n")
+    served = run_fresh_python(FRESH_PROCESS, version,
+                              json.dumps([r["text"] for r in rows[48:]]))
+    np.testing.assert_allclose(served["probabilities"], probabilities,
+                               atol=1e-5)
+    expected = probabilities >= np.array([thresholds["long"],
+                                          thresholds["positive"]], np.float32)
+    assert served["predicted"] == expected.tolist()
+    lines = (model_dir / "predictions" / "dev.tsv").read_text().splitlines()
+    assert lines[1:] == [
+        f"{line}\t" + "|".join(n for n, on in zip(("long", "positive"), row)
+                               if on)
+        for line, row in zip(range(1, 25), expected)]
+
+
+def test_regression_reports_pearson_and_spearman(tmp_path, shared_data_dir,
+                                                 tiny_checkpoint):
+    from scipy import stats
+
+    pairs = glue_data.read_examples(glue_data.split_path(
+        shared_data_dir / "glue", "stsb", "train"), "stsb")[:72]
+    path = _as_csv(pairs, tmp_path / "all.csv", ["id", "a", "b", "y"], True)
+    lines = path.read_text(encoding="utf-8").splitlines()
+    (tmp_path / "train.csv").write_text("\n".join(lines[:49]) + "\n")
+    (tmp_path / "dev.csv").write_text("\n".join(lines[:1] + lines[49:]) + "\n")
+    task, prepared = run_task(ClassifyTask, [
+        f"--train_file={tmp_path / 'train.csv'}",
+        f"--eval_file={tmp_path / 'dev.csv'}", "--regression",
+        "--text_a_column=a", "--text_b_column=b", "--label_column=y",
+        *_common(tiny_checkpoint, tmp_path / "model")])
+    results = json.loads((tmp_path / "model" / "eval_results.json")
+                         .read_text())["eval"]
+    scores = _dev_logits(prepared, task)[:, 0]
+    truth = [float(e.label) for e in pairs[48:]]
+    assert results["pearson"] == pytest.approx(
+        stats.pearsonr(truth, scores)[0], abs=1e-6)
+    assert results["spearman"] == pytest.approx(
+        stats.spearmanr(truth, scores)[0], abs=1e-6)
+    assert not (tmp_path / "model" / "labels.txt").exists()
