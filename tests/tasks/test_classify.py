@@ -11,13 +11,12 @@ import pytest
 import tensorflow as tf
 from sklearn import metrics as sk
 
-from tests.tasks.conftest import run_task, write_glue_subset
+from tests.tasks.conftest import (parse_task_flags, run_task,
+                                  write_glue_subset)
 from tfbert.data import glue as glue_data
 from tfbert.tasks import glue as glue_task
 from tfbert.tasks.classify import ClassifyTask
 from tfbert.tasks.glue import GlueTask
-
-pytestmark = pytest.mark.slow
 
 
 def _common(tiny_checkpoint, model_dir, *extra):
@@ -44,6 +43,7 @@ def _dev_logits(prepared, task):
                                     else task.eval_sets[0][2])
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("name", ["sst2", "mrpc"])
 def test_csv_trains_exactly_what_glue_trains(tmp_path, shared_data_dir,
                                              tiny_checkpoint, name):
@@ -84,6 +84,7 @@ def _sst2_rows(shared_data_dir, n):
         shared_data_dir / "glue", "sst2", "train"), "sst2")[:n]
 
 
+@pytest.mark.slow
 def test_single_label_metrics_predictions_and_export(
         tmp_path, shared_data_dir, tiny_checkpoint, run_fresh_python):
     names = {"0": "negative", "1": "positive"}
@@ -140,6 +141,7 @@ print(json.dumps({name: value.numpy().tolist() if value.dtype != tf.string
 """
 
 
+@pytest.mark.slow
 def test_multi_label_thresholds_predictions_and_export(
         tmp_path, shared_data_dir, tiny_checkpoint, run_fresh_python):
     examples = _sst2_rows(shared_data_dir, 72)
@@ -198,6 +200,7 @@ def test_multi_label_thresholds_predictions_and_export(
         for line, row in zip(range(1, 25), expected)]
 
 
+@pytest.mark.slow
 def test_regression_reports_pearson_and_spearman(tmp_path, shared_data_dir,
                                                  tiny_checkpoint):
     from scipy import stats
@@ -222,3 +225,27 @@ def test_regression_reports_pearson_and_spearman(tmp_path, shared_data_dir,
     assert results["spearman"] == pytest.approx(
         stats.spearmanr(truth, scores)[0], abs=1e-6)
     assert not (tmp_path / "model" / "labels.txt").exists()
+
+
+def test_balanced_class_weights_weigh_the_loss(tmp_path):
+    from sklearn.utils.class_weight import compute_class_weight
+
+    labels = ["b"] * 6 + ["a"] * 3 + ["c"]
+    train = tmp_path / "train.csv"
+    train.write_text("text,label\n" + "".join(
+        f"text {i},{label}\n" for i, label in enumerate(labels)))
+    task = parse_task_flags(ClassifyTask, [
+        f"--train_file={train}", f"--model_dir={tmp_path}", "--do_train",
+        "--class_weights=balanced"])
+    task.check()
+    loss = task.compile_args()["loss"]
+    ids = np.array([("a", "b", "c").index(label) for label in labels])
+    expected_weights = compute_class_weight("balanced", classes=np.arange(3),
+                                            y=ids)
+    np.testing.assert_allclose(loss.class_weights, expected_weights,
+                               rtol=1e-6)
+    logits = np.random.default_rng(0).normal(size=(10, 3)).astype(np.float32)
+    log_softmax = logits - np.log(np.exp(logits).sum(-1, keepdims=True))
+    expected = np.mean(-log_softmax[np.arange(10), ids]
+                       * expected_weights[ids])
+    assert float(loss(ids, logits)) == pytest.approx(expected, rel=1e-5)
