@@ -1,8 +1,13 @@
 """Serving module for sequence classifiers and regressors (GLUE-style)."""
 
+import numpy as np
 import tensorflow as tf
 
 from tfbert.export.serving_module import ServingModule
+
+# TF Serving's method names of the tf.Example signatures.
+METHOD_NAMES = {"classify": "tensorflow/serving/classify",
+                "regress": "tensorflow/serving/regress"}
 
 
 class ClassifierServingModule(ServingModule):
@@ -16,6 +21,12 @@ class ClassifierServingModule(ServingModule):
         model (`thresholds` given), `probabilities` float32 [batch, labels]
         (sigmoid) and `predicted` bool [batch, labels] (probability >= the
         label's threshold).
+      `classify` (`regress` for regression), TF Serving's Classify (resp.
+        Regress) API: `inputs`, serialized `tf.Example`s (string [batch])
+        whose bytes features carry the texts under the `serving_default`
+        input names. Returns `classes` string [batch, classes] (the class
+        names) and `scores` float32 [batch, classes] (the `probabilities`);
+        for regression, `outputs` float32 [batch] (the `score`).
       `serve_token_ids`: the three int32 [batch, seq_length] encoder inputs;
         same outputs plus `logits` float32 [batch, classes] ([batch, 1] for
         regression).
@@ -44,6 +55,51 @@ class ClassifierServingModule(ServingModule):
         self._untracked.label_names = label_names
         self.thresholds = None if thresholds is None else tf.constant(
             thresholds, tf.float32)
+
+    @property
+    def example_signature(self):
+        """The name of the tf.Example signature."""
+        return "regress" if self.label_names is None else "classify"
+
+    def signatures(self, token_ids_only=False, constant_kernels=False,
+                   feed_forward_shards=None):
+        """`ServingModule.signatures` and, with text, the tf.Example one."""
+        signatures = super().signatures(token_ids_only, constant_kernels,
+                                        feed_forward_shards)
+        if not token_ids_only:
+            examples = tf.function(self.serve_examples, input_signature=[
+                tf.TensorSpec([None], tf.string, name="inputs")])
+            signatures[self.example_signature] = (
+                examples.get_concrete_function())
+        return signatures
+
+    def warmup_inputs(self, token_ids_only=False):
+        inputs = super().warmup_inputs(token_ids_only)
+        if not token_ids_only:
+            example = tf.train.Example(features=tf.train.Features(feature={
+                name: tf.train.Feature(bytes_list=tf.train.BytesList(
+                    value=[b"The warm-up request."]))
+                for name in self.text_inputs}))
+            inputs[self.example_signature] = {
+                "inputs": np.array([example.SerializeToString()])}
+        return inputs
+
+    def method_names(self):
+        return {self.example_signature: METHOD_NAMES[self.example_signature]}
+
+    def serve_examples(self, serialized):
+        """The Classify/Regress computation over serialized tf.Examples."""
+        features = tf.io.parse_example(serialized, {
+            name: tf.io.FixedLenFeature([], tf.string)
+            for name in self.text_inputs})
+        outputs = self.serve_text(*(features[name]
+                                    for name in self.text_inputs))
+        if self.label_names is None:
+            return {"outputs": outputs["score"]}
+        scores = outputs["probabilities"]
+        return {"classes": tf.tile(self.label_names[tf.newaxis],
+                                   [tf.shape(scores)[0], 1]),
+                "scores": scores}
 
     def assets(self):
         if self.label_names is None:

@@ -180,6 +180,12 @@ class ServingModule(tf.Module):
         writes under `assets/` beside the vocabulary; none by default."""
         return {}
 
+    def method_names(self):
+        """Signature name -> the SignatureDef method name it is saved with
+        where that is not TF Serving's Predict (e.g. its Classify API's);
+        none by default."""
+        return {}
+
     # -- the signatures -----------------------------------------------------
 
     def serve_text(self, *texts):
