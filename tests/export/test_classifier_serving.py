@@ -1,5 +1,7 @@
 """The classifier/regressor export against the Keras model it wraps."""
 
+import os
+
 import numpy as np
 import pytest
 import tensorflow as tf
@@ -112,23 +114,5 @@ def test_labels_asset_lists_the_probability_columns(exports):
     assets = f"{exports['classifier']}/assets"
     with open(f"{assets}/labels.txt", encoding="utf-8") as f:
         assert f.read() == "negative\npositive\n"
-    import os
     assert not os.path.exists(f"{exports['regressor']}/assets/labels.txt")
 
-
-@pytest.mark.slow
-def test_saved_model_cli_shows_the_classify_method(exports):
-    import os
-    import subprocess
-    import sys
-
-    cli = subprocess.run(
-        [os.path.join(os.path.dirname(sys.executable), "saved_model_cli"),
-         "show", "--dir", exports["classifier"], "--tag_set", "serve",
-         "--signature_def", "classify"],
-        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"), capture_output=True,
-        text=True, timeout=300)
-    assert cli.returncode == 0, cli.stderr[-2000:]
-    assert "Method name is: tensorflow/serving/classify" in cli.stdout
-    for name in ("inputs", "classes", "scores"):
-        assert f"['{name}']" in cli.stdout
