@@ -5,6 +5,7 @@ exports checked against scikit-learn and a re-computation."""
 
 import csv
 import json
+import re
 
 import numpy as np
 import pytest
@@ -57,7 +58,7 @@ def _serve(version, **texts):
 @pytest.mark.slow
 @pytest.mark.parametrize("name", ["sst2", "mrpc"])
 def test_csv_trains_exactly_what_glue_trains(tmp_path, shared_data_dir,
-                                             tiny_checkpoint, name):
+                                             tiny_checkpoint, name, capsys):
     spec = glue_data.get_task(name)
     data = write_glue_subset(shared_data_dir, name, tmp_path / "glue",
                              n_train=32, n_dev=16)
@@ -79,6 +80,10 @@ def test_csv_trains_exactly_what_glue_trains(tmp_path, shared_data_dir,
         "--do_predict", f"--predict_file={dev}",
         *([f"--export_dir={export_dir}"] * (name == "sst2")),
         *_common(tiny_checkpoint, model_dir)])
+    if name == "mrpc":  # Most MRPC pairs are longer than 48 tokens.
+        assert re.search(f"{re.escape(str(train))}: [1-9][0-9]* of 32 rows "
+                         "are longer than --max_seq_length=48 tokens",
+                         capsys.readouterr().out)
     logits = _dev_logits(mine_prepared, mine)
     np.testing.assert_array_equal(logits, _dev_logits(glue_prepared, glue))
     theirs = json.loads((tmp_path / "glue_model" / "eval_results.json")

@@ -30,6 +30,34 @@ def pack_texts(texts, labels, preprocessor, chunk_size=1024):
     return dataset.unbatch().map(trim, num_parallel_calls=tf.data.AUTOTUNE)
 
 
+def count_truncated(texts, preprocessor, chunk_size=1024):
+    """How many examples lose tokens to `preprocessor`'s truncation.
+
+    Args:
+      texts: a tuple of one or two lists of strings (an example's
+        segments).
+      preprocessor: a `BertPreprocessor` or `Preprocessor`.
+
+    Returns:
+      The number of examples whose tokens and special tokens together
+      exceed `preprocessor.seq_length`.
+    """
+    # The layout's special tokens for this many segments: those of a
+    # one-word example that fits.
+    probe = [tf.constant(["a"]) for _ in texts]
+    specials = int(tf.reduce_sum(preprocessor(tuple(probe))["input_mask"]))
+    specials -= sum(int(preprocessor.tokenizer.tokenize(p).flat_values.shape[0])
+                    for p in probe)
+    truncated = 0
+    for start in range(0, len(texts[0]), chunk_size):
+        lengths = sum(preprocessor.tokenizer.tokenize(
+            tf.constant(segment[start:start + chunk_size])).row_lengths()
+            for segment in texts)
+        truncated += int(tf.reduce_sum(tf.cast(
+            lengths + specials > preprocessor.seq_length, tf.int32)))
+    return truncated
+
+
 def batch_examples(dataset, batch_size, *, max_seq_length, by_length=True,
                    pad_to_max_length=False, drop_remainder=False):
     """Batches unpadded examples.

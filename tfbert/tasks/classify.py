@@ -19,7 +19,8 @@ F1, per-class precision/recall/F1, confusion matrix; regression:
 Pearson/Spearman; multi-label: micro/macro F1, per-label F1, subset
 accuracy, at 0.5 and at the tuned thresholds), MODEL_DIR/predictions/
 <predict file stem>.tsv (`id<TAB>prediction`, the row's `id` column or its
-line number) and the same SavedModel as `tfbert-glue`.
+line number) and the same SavedModel as `tfbert-glue`. Texts longer than
+--max_seq_length are truncated; the run says how many rows of each file.
 
 The model, the datasets, the loss and the prediction are GLUE's
 (`tfbert.tasks.glue`): the same rows with the same flags train the same
@@ -34,6 +35,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfbert.data import classification as data
+from tfbert.data.batching import count_truncated
 from tfbert.metrics import classification as metrics
 from tfbert.metrics import glue as glue_metrics
 from tfbert.tasks import glue, runner
@@ -206,6 +208,19 @@ class ClassifyTask(runner.Task):
         self._dataset = dataset
         self.eval_set = (dataset(self.eval_examples, f.eval_batch_size)[0]
                          if self.eval_examples else None)
+        for path, examples in ((f.train_file, self.train_examples),
+                               (f.eval_file, self.eval_examples),
+                               (f.predict_file, self.predict_examples)):
+            if not examples:
+                continue
+            texts = ([e.text_a for e in examples],)
+            if self.problem.is_pair:
+                texts += ([e.text_b for e in examples],)
+            truncated = count_truncated(texts, preprocessor)
+            if truncated:
+                print(f"{path}: {truncated} of {len(examples)} rows are "
+                      f"longer than --max_seq_length={f.max_seq_length} "
+                      "tokens and are truncated")
         self.thresholds = None
 
     def build_model(self, init_checkpoint):
