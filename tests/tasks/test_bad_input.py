@@ -321,6 +321,13 @@ def classify(tmp_path, tiny_checkpoint):
     ("dev.csv", "text,label\ngood,pos\n",
      ["--multi_label", "--class_weights=balanced"],
      "--class_weights is read only for single-label classification"),
+    ("dev.csv", "text,label\ngood,pos\n", ["--doc_stride=-4"],
+     "--doc_stride must be >= 0"),
+    ("dev.csv", "text,label\ngood,pos\n",
+     ["--doc_stride=64", "--text_b_column=other"],
+     "--doc_stride is read only without --text_b_column"),
+    ("dev.csv", "text,label\ngood,pos\n", ["--window_pooling=max"],
+     "--window_pooling is read only with --doc_stride"),
 ])
 def test_classify_bad_files(capsys, tmp_path, classify, name, text, extra,
                             expected):

@@ -231,3 +231,51 @@ def test_balanced_class_weights_weigh_the_loss(tmp_path):
     expected = np.mean(-log_softmax[np.arange(10), ids]
                        * expected_weights[ids])
     assert float(loss(ids, logits)) == pytest.approx(expected, rel=1e-5)
+
+
+@pytest.mark.slow
+def test_long_documents_are_classified_from_all_their_windows(
+        tmp_path, shared_data_dir, tiny_checkpoint, capsys):
+    from tfbert.data.squad import doc_windows
+    from tfbert.text import BertPreprocessor
+
+    reviews = _sst2_rows(shared_data_dir, 160)
+    # Four reviews per document; its label is the last one's, often past
+    # the first 32-token window.
+    docs = [{"text": " ".join(e.text_a for e in reviews[i:i + 4]),
+             "label": reviews[i + 3].label} for i in range(0, 160, 4)]
+    train = _write_jsonl(tmp_path / "train.jsonl", docs[:24])
+    dev = _write_jsonl(tmp_path / "dev.jsonl", docs[24:])
+    export_dir = tmp_path / "export"
+    task, prepared = run_task(ClassifyTask, [
+        f"--train_file={train}", f"--eval_file={dev}", "--doc_stride=16",
+        "--window_pooling=max", f"--export_dir={export_dir}",
+        *_common(tiny_checkpoint, tmp_path / "model"),
+        "--max_seq_length=32"])
+    assert re.search(f"{re.escape(str(dev))}: [1-9][0-9]* of 16 rows are "
+                     "longer than --max_seq_length=32 tokens and are read in "
+                     "windows", capsys.readouterr().out)
+    # Windows cut in Python (SQuAD's plan), pooled in numpy.
+    preprocessor = BertPreprocessor.from_pretrained(
+        str(tiny_checkpoint), seq_length=32, pad_to_seq_length=False)
+    windows, owners = [], []
+    for i, doc in enumerate(docs[24:]):
+        tokens = preprocessor.tokenizer.tokenize(
+            tf.constant([doc["text"]])).to_list()[0]
+        for start, length in doc_windows(len(tokens), 30, 16):
+            windows.append(tokens[start:start + length])
+            owners.append(i)
+    assert sum(owners.count(i) > 1 for i in range(16)) >= 8, owners
+    logits = prepared.model(preprocessor.pack(
+        [tf.ragged.constant(windows, tf.int32)]), training=False).numpy()
+    pooled = np.array([logits[np.array(owners) == i].max(0)
+                       for i in range(16)])
+    truth = [int(doc["label"]) for doc in docs[24:]]
+    results = json.loads((tmp_path / "model" / "eval_results.json")
+                         .read_text())["eval"]
+    assert results["accuracy"] == pytest.approx(sk.accuracy_score(
+        truth, pooled.argmax(-1)))
+    served = _serve(export_dir / "1",
+                    sentence=[doc["text"] for doc in docs[24:]])
+    np.testing.assert_allclose(served["probabilities"],
+                               tf.nn.softmax(pooled).numpy(), atol=1e-5)

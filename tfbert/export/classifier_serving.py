@@ -4,7 +4,11 @@ import numpy as np
 import tensorflow as tf
 
 from tfbert.export.serving_module import ServingModule
+from tfbert.text.windows import document_windows, special_token_count
 
+# --window_pooling -> how a text's windows' logits are pooled.
+_POOLING = {"mean": tf.math.unsorted_segment_mean,
+            "max": tf.math.unsorted_segment_max}
 # TF Serving's method names of the tf.Example signatures.
 METHOD_NAMES = {"classify": "tensorflow/serving/classify",
                 "regress": "tensorflow/serving/regress"}
@@ -40,13 +44,17 @@ class ClassifierServingModule(ServingModule):
       text_inputs: input names, ("sentence",) or ("sentence1", "sentence2").
       thresholds: for a multi-label model, its per-label decision
         thresholds (float [labels]); None for single-label models.
+      doc_stride: for a long-document model (one text input), the raw-text
+        signatures cut each text into windows starting every `doc_stride`
+        tokens (`tfbert.text.windows`) and pool the windows' logits by
+        `window_pooling` ("mean" or "max"); None truncates long texts.
 
     The export carries `assets/labels.txt`: the class names, one a line, in
     the order of the `probabilities` columns (none for regression).
     """
 
     def __init__(self, model, preprocessor, label_names, text_inputs,
-                 thresholds=None):
+                 thresholds=None, doc_stride=None, window_pooling="mean"):
         super().__init__(model, preprocessor.tokenizer,
                          preprocessor.seq_length, text_inputs)
         self._untracked.preprocessor = preprocessor
@@ -55,6 +63,14 @@ class ClassifierServingModule(ServingModule):
         self._untracked.label_names = label_names
         self.thresholds = None if thresholds is None else tf.constant(
             thresholds, tf.float32)
+        if doc_stride and len(self.text_inputs) != 1:
+            raise ValueError("doc_stride needs a model of one text input")
+        if window_pooling not in _POOLING:
+            raise ValueError(f"window_pooling must be one of "
+                             f"{sorted(_POOLING)}, got {window_pooling!r}")
+        self._untracked.windows = doc_stride and (
+            preprocessor.seq_length - special_token_count(preprocessor),
+            int(doc_stride), _POOLING[window_pooling])
 
     @property
     def example_signature(self):
@@ -123,8 +139,15 @@ class ClassifierServingModule(ServingModule):
         return tf.cast(self.model.inference_logits(features), tf.float32)
 
     def text_outputs(self, *texts):
-        features = self._untracked.preprocessor(tuple(texts))
-        return self._outputs(self._logits(features))
+        preprocessor = self._untracked.preprocessor
+        if not self._untracked.windows:
+            return self._outputs(self._logits(preprocessor(tuple(texts))))
+        max_tokens, stride, pool = self._untracked.windows
+        windows, document = document_windows(
+            preprocessor.tokenizer.tokenize(texts[0]), max_tokens, stride)
+        logits = self._logits(preprocessor.pack([windows]))
+        return self._outputs(pool(logits, document,
+                                  num_segments=tf.shape(texts[0])[0]))
 
     def token_id_outputs(self, features):
         logits = self._logits(features)

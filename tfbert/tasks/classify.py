@@ -12,15 +12,19 @@ in the export; an eval label not seen in training is a file:line error.
 --regression learns a number; --multi_label any set of classes per row
 (joined by --label_separator, or a JSON list), with a sigmoid head, binary
 cross-entropy and per-label thresholds tuned for F1 on the eval file (saved
-as MODEL_DIR/thresholds.json and applied by the export).
+as MODEL_DIR/thresholds.json and applied by the export). With
+--doc_stride, a long text is read in strided windows, each trained with the
+row's label; evaluation, prediction and the export pool the windows' logits
+(--window_pooling=mean|max), so a row is classified from all of its text.
 
 Writes MODEL_DIR/eval_results.json (single-label: accuracy, micro/macro
 F1, per-class precision/recall/F1, confusion matrix; regression:
 Pearson/Spearman; multi-label: micro/macro F1, per-label F1, subset
 accuracy, at 0.5 and at the tuned thresholds), MODEL_DIR/predictions/
 <predict file stem>.tsv (`id<TAB>prediction`, the row's `id` column or its
-line number) and the same SavedModel as `tfbert-glue`. Texts longer than
---max_seq_length are truncated; the run says how many rows of each file.
+line number) and the same SavedModel as `tfbert-glue`. Without
+--doc_stride, texts longer than --max_seq_length are truncated; the run
+says how many rows of each file are.
 
 The model, the datasets, the loss and the prediction are GLUE's
 (`tfbert.tasks.glue`): the same rows with the same flags train the same
@@ -35,10 +39,11 @@ import numpy as np
 import tensorflow as tf
 
 from tfbert.data import classification as data
-from tfbert.data.batching import count_truncated
+from tfbert.data.batching import count_truncated, token_counts
 from tfbert.metrics import classification as metrics
 from tfbert.metrics import glue as glue_metrics
 from tfbert.tasks import glue, runner
+from tfbert.text.windows import special_token_count, window_counts
 
 LABELS_FILE = "labels.txt"
 THRESHOLDS_FILE = "thresholds.json"
@@ -64,7 +69,25 @@ _FLAGS = (
     ("enum", "class_weights", "none",
      "Weigh each class's loss: balanced = N / (classes * count).",
      ["none", "balanced"]),
+    ("integer", "doc_stride", 0,
+     "With > 0, a text longer than --max_seq_length is cut into windows "
+     "starting every this many tokens: training labels each window with "
+     "its row's label; evaluation, prediction and the export pool the "
+     "windows' logits (--window_pooling). 0: long texts are truncated."),
+    ("enum", "window_pooling", "mean",
+     "How --doc_stride windows' logits make the row's.", ["mean", "max"]),
 )
+
+
+def pool_windows(logits, windows_per_text, pooling):
+    """float [N, classes]: each text's windows' logits (float [W, classes],
+    in text order; `windows_per_text` int [N]) pooled by "mean" or
+    "max"."""
+    starts = np.r_[0, np.cumsum(windows_per_text)[:-1]].astype(np.int64)
+    if pooling == "max":
+        return np.maximum.reduceat(logits, starts, axis=0)
+    return (np.add.reduceat(logits, starts, axis=0)
+            / np.asarray(windows_per_text)[:, np.newaxis])
 
 
 class WeightedSparseCategoricalCrossentropy(keras.losses.Loss):
@@ -127,6 +150,15 @@ class ClassifyTask(runner.Task):
         if f.label_names is not None and f.regression:
             raise runner.UserError("--label_names is read only without "
                                    "--regression")
+        if f.doc_stride < 0:
+            raise runner.UserError(f"--doc_stride must be >= 0, got "
+                                   f"{f.doc_stride}")
+        if f.doc_stride and f.text_b_column:
+            raise runner.UserError("--doc_stride is read only without "
+                                   "--text_b_column (single texts)")
+        if f["window_pooling"].present and not f.doc_stride:
+            raise runner.UserError("--window_pooling is read only with "
+                                   "--doc_stride")
         if not f.label_separator:
             raise runner.UserError("--label_separator must not be empty")
         kind = self._kind()
@@ -204,7 +236,7 @@ class ClassifyTask(runner.Task):
                 examples, self.problem, preprocessor, batch_size,
                 training=training, seed=f.seed,
                 pad_to_max_length=f.pad_to_max_length,
-                labels=self._encoded(examples))
+                labels=self._encoded(examples), doc_stride=f.doc_stride)
         self._dataset = dataset
         self.eval_set = (dataset(self.eval_examples, f.eval_batch_size)[0]
                          if self.eval_examples else None)
@@ -217,7 +249,12 @@ class ClassifyTask(runner.Task):
             if self.problem.is_pair:
                 texts += ([e.text_b for e in examples],)
             truncated = count_truncated(texts, preprocessor)
-            if truncated:
+            if truncated and f.doc_stride:
+                print(f"{path}: {truncated} of {len(examples)} rows are "
+                      f"longer than --max_seq_length={f.max_seq_length} "
+                      f"tokens and are read in windows (--doc_stride="
+                      f"{f.doc_stride})")
+            elif truncated:
                 print(f"{path}: {truncated} of {len(examples)} rows are "
                       f"longer than --max_seq_length={f.max_seq_length} "
                       "tokens and are truncated")
@@ -258,17 +295,35 @@ class ClassifyTask(runner.Task):
         return {"regression": "pearson", "multi_label": "micro_f1",
                 "single_label": "macro_f1"}[self.problem.kind]
 
+    def _logits(self, model, examples, dataset):
+        """Each example's logits [N, classes] (its windows' pooled, with
+        --doc_stride)."""
+        f = self.flags
+        logits = glue.predict_logits(model, dataset)
+        if not f.doc_stride:
+            return logits
+        budget = self.preprocessor.seq_length - special_token_count(
+            self.preprocessor)
+        counts = window_counts(token_counts(
+            [e.text_a for e in examples], self.preprocessor.tokenizer),
+            budget, f.doc_stride).numpy()
+        return pool_windows(logits, counts, f.window_pooling)
+
+    def _decide(self, logits):
+        """Class ids (scores for regression) from logits [N, classes]."""
+        return logits[:, 0] if self.problem.is_regression else np.argmax(
+            logits, -1)
+
     def evaluate(self, model):
         problem, examples = self.problem, self.eval_examples
         labels = self._encoded(examples)
+        logits = self._logits(model, examples, self.eval_set)
         if problem.is_regression:
             results = glue_metrics.compute(
-                ("pearson", "spearman"), labels,
-                glue.predict(model, self.eval_set))
+                ("pearson", "spearman"), labels, self._decide(logits))
             main = results
         elif problem.is_multi_label:
-            probabilities = tf.sigmoid(
-                glue.predict_logits(model, self.eval_set)).numpy()
+            probabilities = tf.sigmoid(logits).numpy()
             truth = labels.astype(bool)
             self.thresholds = metrics.tune_thresholds(truth, probabilities)
             results = metrics.multi_label(truth, probabilities >= 0.5,
@@ -281,8 +336,8 @@ class ClassifyTask(runner.Task):
             main = {name: results[name] for name in (
                 "micro_f1", "macro_f1", "subset_accuracy")}
         else:
-            results = metrics.single_label(
-                labels, glue.predict(model, self.eval_set), problem.labels)
+            results = metrics.single_label(labels, self._decide(logits),
+                                           problem.labels)
             main = {name: results[name] for name in (
                 "accuracy", "micro_f1", "macro_f1")}
         results = {**results, "num_examples": len(examples)}
@@ -298,14 +353,14 @@ class ClassifyTask(runner.Task):
         f, problem = self.flags, self.problem
         examples = self.predict_examples
         dataset, _ = self._dataset(examples, f.eval_batch_size)
+        logits = self._logits(model, examples, dataset)
         if problem.is_multi_label:
-            probabilities = tf.sigmoid(glue.predict_logits(model, dataset))
-            chosen = probabilities.numpy() >= self._thresholds()
+            chosen = tf.sigmoid(logits).numpy() >= self._thresholds()
             answers = [f.label_separator.join(
                 label for label, on in zip(problem.labels, row) if on)
                 for row in chosen]
         else:
-            predictions = glue.predict(model, dataset)
+            predictions = self._decide(logits)
             answers = ([f"{float(p):.6g}" for p in predictions]
                        if problem.is_regression
                        else [problem.labels[int(p)] for p in predictions])
@@ -344,7 +399,9 @@ class ClassifyTask(runner.Task):
         return ClassifierServingModule(
             model, self.preprocessor, problem.labels, text_inputs,
             thresholds=(self._thresholds() if problem.is_multi_label
-                        else None))
+                        else None),
+            doc_stride=self.flags.doc_stride or None,
+            window_pooling=self.flags.window_pooling)
 
 
 def main():

@@ -27,7 +27,7 @@ import tensorflow as tf
 
 from tfbert.data import glue as glue_data
 from tfbert.data.batching import (batch_examples, count_batches, pack_texts,
-                                  prefetch_for_keras)
+                                  pack_windows, prefetch_for_keras)
 from tfbert.metrics import glue as glue_metrics
 from tfbert.models import BertClassifier
 from tfbert.tasks import runner
@@ -46,13 +46,16 @@ def encode_labels(task, examples):
 
 
 def build_dataset(examples, task, preprocessor, batch_size, *, training,
-                  seed=42, pad_to_max_length=False, labels=None):
+                  seed=42, pad_to_max_length=False, labels=None,
+                  doc_stride=0):
     """Returns `(dataset, num_batches)`: one epoch of (features, labels).
 
     `task` is a `GlueTask` or any spec with its `is_pair`, `is_regression`
     and `labels` (`tfbert.data.classification.Problem`); `labels`, when
     given, are the examples' encoded labels (one row per example) instead
-    of `encode_labels(task, examples)`.
+    of `encode_labels(task, examples)`. With `doc_stride` > 0 (single
+    texts), each text becomes its strided windows (`pack_windows`), every
+    window with the text's label, in text order.
 
     Tokenization and packing run in-graph and are cached; training data is
     shuffled (deterministically for `seed`) and batched by length; eval data
@@ -63,10 +66,15 @@ def build_dataset(examples, task, preprocessor, batch_size, *, training,
         texts += ([e.text_b for e in examples],)
     if labels is None:
         labels = encode_labels(task, examples)
-    dataset = pack_texts(texts, labels, preprocessor)
+    if doc_stride:
+        dataset, windows = pack_windows(texts[0], labels, preprocessor,
+                                        doc_stride)
+        size = int(windows.sum())
+    else:
+        dataset, size = pack_texts(texts, labels, preprocessor), len(examples)
     dataset = dataset.cache()
     if training:
-        dataset = dataset.shuffle(len(examples), seed=seed,
+        dataset = dataset.shuffle(size, seed=seed,
                                   reshuffle_each_iteration=True)
     dataset = batch_examples(dataset, batch_size,
                              max_seq_length=preprocessor.seq_length,
