@@ -126,7 +126,9 @@ def _sst2_rows(shared_data_dir, n):
 
 @pytest.mark.slow
 def test_multi_label_thresholds_predictions_and_export(
-        tmp_path, shared_data_dir, tiny_checkpoint):
+        tmp_path, shared_data_dir, tiny_checkpoint, capsys):
+    from tfbert.export import query
+
     examples = _sst2_rows(shared_data_dir, 48)
     # Two overlapping labels (some rows have neither): sentiment, and
     # whether the review is long.
@@ -175,6 +177,13 @@ def test_multi_label_thresholds_predictions_and_export(
     expected = probabilities >= np.array([thresholds["long"],
                                           thresholds["positive"]], np.float32)
     assert served["predicted"].tolist() == expected.tolist()
+    # tfbert-query answers this kind too.
+    capsys.readouterr()
+    query.main([str(export_dir), rows[32]["text"]])
+    answer = json.loads(capsys.readouterr().out)
+    assert answer["predicted"] == expected[0].tolist()
+    np.testing.assert_allclose(answer["probabilities"], probabilities[0],
+                               atol=1e-5)
     lines = (model_dir / "predictions" / "dev.tsv").read_text().splitlines()
     assert lines[1:] == [
         f"{line}\t" + "|".join(n for n, on in zip(("long", "positive"), row)
