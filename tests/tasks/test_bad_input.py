@@ -229,6 +229,8 @@ def test_command_line_errors_are_one_line_without_traceback(
             ("tasks.squad", ["--do_train", "--doc_stride=0",
                              f"--model_dir={tmp_path / 'm'}"],
              "--doc_stride"),
+            ("tasks.ner", ["--do_train", "--tag_scheme=pos",
+                           f"--model_dir={tmp_path / 'm'}"], "--tag_scheme"),
             ("tasks.classify", ["--do_train", f"--model_dir={tmp_path / 'm'}",
                                 f"--train_file={tmp_path / 'train.xlsx'}"],
              "unknown file type")]:
@@ -350,3 +352,31 @@ def test_classify_multi_label_rows_without_labels_are_counted(
     task.check()
     assert task.problem.labels == ("x", "y")
     assert f"{train}: 1 of 3 rows have no label" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name, text, extra, expected", [
+    ("train.txt", "EU NNP B-NP B-ORG\n", ["--tag_column=4"],
+     ":1: no tag column 4"),
+    ("train.txt", "EU NNP B-NP B-ORG\n", ["--tag_column=0"], "--tag_column"),
+    ("train.txt", "EU NNP B-NP B-ORG\n\nof IN B-PP I-ORG\n",
+     ["--tag_scheme=iob2"], ":3: tag 'I-ORG' I-ORG must continue"),
+    ("train.txt", "EU NNP B-NP B-ORG\n", ["--tag_scheme=bioes"],
+     ":1: tag 'B-ORG' the sentence ends inside an entity"),
+    ("train.txt", "EU NNP B-NP B-ORG\n", ["--tag_column=1"],
+     ":1: tag 'NNP' is not O or B-/I-"),
+    ("train.jsonl", '{"tokens": ["EU"], "tags": ["B-ORG"]}\n'
+     '{"tokens": ["EU", "rejects"], "tags": ["B-ORG"]}\n', [],
+     ":2: 2 tokens but 1 tags"),
+    ("train.txt", "EU NNP B-NP B-ORG\n", ["--tag_scheme=bio"],
+     "--tag_scheme must be one of iob1, iob2, bioes, plain"),
+])
+def test_ner_bad_tags(capsys, tmp_path, tiny_checkpoint, name, text, extra,
+                      expected):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    _refused(capsys, NerTask,
+             [f"--init_checkpoint={tiny_checkpoint}",
+              f"--model_dir={tmp_path / 'model'}", "--do_train",
+              f"--train_file={path}", *extra],
+             expected, *([str(path)] if expected.startswith(":") else []))
+    assert _nothing_trained(tmp_path)

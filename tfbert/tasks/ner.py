@@ -115,10 +115,9 @@ _NER_FLAGS = (
     ("integer", "tag_column", None,
      "0-based CoNLL column of the tags (column 0 is the token); default "
      "the last. In CoNLL-2003: 1 POS, 2 chunk, 3 NER."),
-    ("enum", "tag_scheme", "iob2",
+    ("string", "tag_scheme", "iob2",
      "How the tags are checked and scored: iob1, iob2 or bioes entity "
-     "tags (entity F1), or plain tags such as POS (accuracy, per-tag F1).",
-     list(SCHEMES)),
+     "tags (entity F1), or plain tags such as POS (accuracy, per-tag F1)."),
     ("string", "labels", None,
      "Labels: a file (one per line) or a comma list, IOB2 tags for "
      "iob1/iob2 (default: from the training data, or "
@@ -155,6 +154,10 @@ class NerTask(runner.Task):
 
     def check(self):
         f = self.flags
+        if f.tag_scheme not in SCHEMES:
+            raise runner.UserError(
+                f"--tag_scheme must be one of {', '.join(SCHEMES)}, got "
+                f"{f.tag_scheme!r}")
         if f.tag_column is not None and f.tag_column < 1:
             raise runner.UserError(
                 f"--tag_column must be >= 1 (column 0 is the token), got "
