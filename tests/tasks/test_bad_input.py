@@ -229,8 +229,6 @@ def test_command_line_errors_are_one_line_without_traceback(
             ("tasks.squad", ["--do_train", "--doc_stride=0",
                              f"--model_dir={tmp_path / 'm'}"],
              "--doc_stride"),
-            ("tasks.ner", ["--do_train", "--tag_scheme=pos",
-                           f"--model_dir={tmp_path / 'm'}"], "--tag_scheme"),
             ("tasks.classify", ["--do_train", f"--model_dir={tmp_path / 'm'}",
                                 f"--train_file={tmp_path / 'train.xlsx'}"],
              "unknown file type")]:
