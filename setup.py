@@ -19,6 +19,7 @@ setup(
     package_data={"tfbert": ["data/demo/*/*.tsv"]},
     entry_points={"console_scripts": [
         "tfbert-glue = tfbert.tasks.glue:main",
+        "tfbert-classify = tfbert.tasks.classify:main",
         "tfbert-squad = tfbert.tasks.squad:main",
         "tfbert-ner = tfbert.tasks.ner:main",
         "tfbert-sentence = tfbert.tasks.sentence:main",

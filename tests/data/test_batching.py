@@ -1,6 +1,7 @@
 import os
 
 import numpy as np
+import pytest
 import tensorflow as tf
 
 from tfbert.data.batching import prefetch_for_keras
@@ -64,3 +65,30 @@ def test_keras_loops_run_no_autotuning_model_on_one_device():
 
     assert model_log_lines("plain")
     assert model_log_lines("prefetch_for_keras") == []
+
+
+@pytest.mark.slow
+def test_count_truncated_matches_hf_tokenizer(minilm_dir, shared_data_dir):
+    from transformers import AutoTokenizer
+
+    from tfbert.data import glue
+    from tfbert.data.batching import count_truncated
+    from tfbert.text import BertPreprocessor, BertTokenizer
+
+    pairs = glue.read_examples(glue.split_path(shared_data_dir / "glue",
+                                               "mrpc", "dev"), "mrpc")[:200]
+    reference = AutoTokenizer.from_pretrained(str(minilm_dir))
+    preprocessor = BertPreprocessor(BertTokenizer(str(minilm_dir /
+                                                      "vocab.txt")),
+                                    seq_length=40)
+    singles = ([e.text_a for e in pairs],)
+    both = singles + ([e.text_b for e in pairs],)
+    # HF's encoding with special tokens, untruncated.
+    expected_single = sum(len(reference(a)["input_ids"]) > 40
+                          for a in singles[0])
+    expected_pair = sum(len(reference(a, b)["input_ids"]) > 40
+                        for a, b in zip(*both))
+    assert 0 < expected_single < expected_pair < 200
+    assert count_truncated(singles, preprocessor, chunk_size=64) == (
+        expected_single)
+    assert count_truncated(both, preprocessor) == expected_pair

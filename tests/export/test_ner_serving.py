@@ -35,19 +35,19 @@ print(json.dumps({k: v.numpy().tolist() for k, v in out.items()},
 """
 
 
-def _model(tokenizer, use_crf):
-    model = BertTokenClassifier(tiny_encoder(tokenizer), len(LABELS),
-                                use_crf=use_crf, labels=LABELS)
+def _model(tokenizer, use_crf, labels=LABELS):
+    model = BertTokenClassifier(tiny_encoder(tokenizer), len(labels),
+                                use_crf=use_crf, labels=labels)
     rng = np.random.default_rng(0)
     kernel = model.head.dense.kernel
     kernel.assign(rng.normal(scale=2.0, size=kernel.shape).astype("float32"))
     if use_crf:
         model.crf.transitions.assign(
-            rng.normal(size=(5, 5)).astype("float32"))
+            rng.normal(size=(len(labels),) * 2).astype("float32"))
     return model
 
 
-def _python_pipeline(model, tokenizer, text, max_seq_length):
+def _python_pipeline(model, tokenizer, text, max_seq_length, labels=LABELS):
     """What `tasks.ner` does for one text: words with their character spans,
     windowed features, decoding, stitching; plus each word's softmax
     probability of its tag in the window it was taken from."""
@@ -68,7 +68,7 @@ def _python_pipeline(model, tokenizer, text, max_seq_length):
     probabilities = tf.nn.softmax(logits, axis=-1).numpy()
     chosen = np.take_along_axis(probabilities,
                                 np.maximum(tags.numpy(), 0)[..., None], -1)
-    word_tags = [LABELS[t]
+    word_tags = [labels[t]
                  for t in stitch_predictions(features, tags.numpy())[0]]
     word_scores = stitch_predictions(features, chosen[..., 0])[0]
     return words, spans, word_tags, word_scores
@@ -113,6 +113,48 @@ def test_exported_model_tags_like_python_in_a_fresh_process(
     for name in ("serving_default", "serve_token_ids", "text", "word_labels",
                  "entity_scores", "logits", "input_word_ids"):
         assert name in shown
+
+
+BIOES_LABELS = ["O", "B-LOC", "I-LOC", "E-LOC", "S-LOC", "B-PER", "I-PER",
+                "E-PER", "S-PER"]
+POS_LABELS = ["DT", "IN", "NN", "NNP", "VBZ", "."]
+
+
+@pytest.mark.slow
+@pytest.mark.parametrize("scheme, labels", [("bioes", BIOES_LABELS),
+                                            ("plain", POS_LABELS)])
+def test_bioes_and_plain_exports_in_a_fresh_process(
+        tmp_path, tokenizer, run_fresh_python, scheme, labels):
+    """BIOES: entities are the strictly well-formed ones, as `tasks.ner`
+    scores them; plain tags: a tag and its probability per word, no
+    entity outputs."""
+    model = _model(tokenizer, False, labels)
+    module = NerServingModule(model, tokenizer, labels, max_seq_length=64,
+                              scheme=scheme)
+    path = export_saved_model(module, str(tmp_path / scheme))
+    out = run_fresh_python(LOAD_AND_CALL, path, json.dumps(TEXTS))
+    if scheme == "plain":
+        assert not any(name.startswith("entity_") for name in out)
+    found, dropped = 0, 0
+    for i, text in enumerate(TEXTS):
+        words, spans, tags, scores = _python_pipeline(model, tokenizer, text,
+                                                      64, labels)
+        n = out["num_words"][i]
+        assert out["word_texts"][i][:n] == words
+        assert out["word_labels"][i][:n] == tags
+        np.testing.assert_allclose(out["word_scores"][i][:n], scores,
+                                   atol=1e-5)
+        if scheme == "plain":
+            continue
+        entities = [(t, spans[a][0], spans[b][1])
+                    for t, a, b in get_entities(tags, strict_bioes=True)]
+        k = out["num_entities"][i]
+        assert list(zip(out["entity_types"][i][:k], out["entity_starts"][i][:k],
+                        out["entity_ends"][i][:k])) == entities
+        found += k
+        dropped += len(get_entities(tags)) - k
+    if scheme == "bioes":
+        assert found >= 1 and dropped >= 1  # both kinds of chunks were seen
 
 
 @pytest.mark.parametrize("use_crf", [False, True])

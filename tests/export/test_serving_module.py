@@ -30,7 +30,11 @@ def loaded(exports):
 def test_one_naming_scheme_and_fixed_length_token_ids(kind, loaded,
                                                       serving_modules):
     signatures = loaded[kind].signatures
-    assert sorted(signatures) == ["serve_token_ids", "serving_default"]
+    # Classifiers also answer TF Serving's Classify/Regress API.
+    example_signature = {"classifier": ["classify"],
+                         "regressor": ["regress"]}.get(kind, [])
+    assert sorted(signatures) == sorted(
+        ["serve_token_ids", "serving_default", *example_signature])
     _, specs = signatures["serve_token_ids"].structured_input_signature
     length = serving_modules[kind].max_seq_length
     assert {name: (spec.shape.as_list(), spec.dtype)

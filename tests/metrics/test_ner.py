@@ -87,3 +87,78 @@ def test_get_entities_by_hand():
         ("PER", 0, 1), ("PER", 2, 2), ("LOC", 3, 3), ("ORG", 5, 5)]
     assert get_entities(["S-PER", "B-LOC", "E-LOC", "E-LOC"]) == [
         ("PER", 0, 0), ("LOC", 1, 2), ("LOC", 3, 3)]
+
+
+def _random_sentences(rng, prefixes, n_sentences=300):
+    tags = ["O"] + [f"{p}-{t}" for t in TYPES for p in prefixes]
+    return [list(rng.choice(tags, size=rng.integers(1, 12)))
+            for _ in range(n_sentences)]
+
+
+def test_bioes_is_scored_as_seqeval_strict_mode():
+    """Random (often ill-formed) BIOES sequences: only well-formed entities
+    count, exactly as seqeval's strict IOBES mode."""
+    from seqeval.scheme import IOBES
+
+    rng = np.random.default_rng(3)
+    gold = _random_sentences(rng, "BIES")
+    predicted = [[t if rng.random() < 0.7 else rng.choice(s) for t in s]
+                 for s in gold]
+    ours = ner_metrics(gold, predicted, scheme="bioes")
+    strict = {"mode": "strict", "scheme": IOBES}
+    for key, score in (("precision", seqeval.precision_score),
+                       ("recall", seqeval.recall_score),
+                       ("f1", seqeval.f1_score)):
+        assert ours[key] == pytest.approx(score(gold, predicted, **strict),
+                                          abs=1e-12), key
+    report = seqeval.classification_report(gold, predicted, output_dict=True,
+                                           zero_division=0, **strict)
+    for entity_type in TYPES:
+        assert ours["per_type"][entity_type]["f1"] == pytest.approx(
+            report[entity_type]["f1-score"], abs=1e-12)
+        assert (ours["per_type"][entity_type]["support"]
+                == report[entity_type]["support"])
+    # Strict mode drops chunks the lenient rules keep.
+    assert ours["num_entities"] < ner_metrics(gold, predicted)["num_entities"]
+
+
+def test_iob1_is_scored_as_seqeval_default_mode():
+    rng = np.random.default_rng(4)
+    gold = _random_sentences(rng, "BI")
+    predicted = [[t if rng.random() < 0.7 else rng.choice(s) for t in s]
+                 for s in gold]
+    ours = ner_metrics(gold, predicted, scheme="iob1")
+    assert ours["f1"] == pytest.approx(seqeval.f1_score(gold, predicted),
+                                       abs=1e-12)
+
+
+def test_plain_tag_metrics_match_scikit_learn():
+    from sklearn import metrics as sk
+
+    from tfbert.metrics.ner import tag_metrics
+
+    rng = np.random.default_rng(5)
+    pos = np.array(["NN", "NNP", "VB", "DT", "IN", "JJ"])
+    gold = [list(rng.choice(pos[:5], size=rng.integers(1, 15)))
+            for _ in range(200)]
+    predicted = [[t if rng.random() < 0.6 else rng.choice(pos) for t in s]
+                 for s in gold]
+    ours = tag_metrics(gold, predicted)
+    flat_gold = [t for s in gold for t in s]
+    flat_predicted = [t for s in predicted for t in s]
+    assert ours["accuracy"] == pytest.approx(
+        sk.accuracy_score(flat_gold, flat_predicted), abs=1e-12)
+    assert ours["macro_f1"] == pytest.approx(sk.f1_score(
+        flat_gold, flat_predicted, average="macro", zero_division=0),
+        abs=1e-12)
+    labels = sorted(set(flat_gold) | set(flat_predicted))
+    assert list(ours["per_tag"]) == labels
+    precision, recall, f1, support = sk.precision_recall_fscore_support(
+        flat_gold, flat_predicted, labels=labels, zero_division=0)
+    for i, tag in enumerate(labels):
+        scores = ours["per_tag"][tag]
+        assert scores["precision"] == pytest.approx(precision[i], abs=1e-12)
+        assert scores["recall"] == pytest.approx(recall[i], abs=1e-12)
+        assert scores["f1"] == pytest.approx(f1[i], abs=1e-12)
+        assert scores["support"] == support[i]
+    assert ours["per_tag"]["JJ"]["support"] == 0  # only predicted

@@ -19,6 +19,7 @@ import pytest
 from tests.conftest import REPO_ROOT
 from tests.tasks.conftest import parse_task_flags, write_glue_subset
 from tfbert.tasks import runner
+from tfbert.tasks.classify import ClassifyTask
 from tfbert.tasks.glue import GlueTask
 from tfbert.tasks.multiple_choice import MultipleChoiceTask
 from tfbert.tasks.ner import NerTask
@@ -338,7 +339,10 @@ def test_command_line_errors_are_one_line_without_traceback(
              [f"--input_file={tmp_path / 'missing.txt'}",
               f"--output_file={tmp_path / 'out.jsonl'}"], "missing.txt"),
             # absl's own flag parsing (it would exit 1).
-            ("tasks.glue", ["--num_train_epochs=abc"], "--num_train_epochs")]:
+            ("tasks.glue", ["--num_train_epochs=abc"], "--num_train_epochs"),
+            ("tasks.classify", ["--do_train", f"--model_dir={tmp_path / 'm'}",
+                                f"--train_file={tmp_path / 'train.xlsx'}"],
+             "unknown file type")]:
         start = time.time()
         result = subprocess.run([sys.executable, "-m", module, *args],
                                 cwd=REPO_ROOT, env=env, capture_output=True,
@@ -662,4 +666,103 @@ def test_sentence_bad_files(capsys, tmp_path, sentence, name, text,
 
     path = sentence.write(name, text)
     _refused(capsys, SentenceTask, sentence(train_file=path), *expected)
+def _table(path, text):
+    path.write_text(text, encoding="utf-8")
+    return path
+
+
+@pytest.fixture
+def classify(tmp_path, tiny_checkpoint):
+    """Arguments of a tiny classify run on a valid train.csv / dev.csv in
+    tmp_path (each replaced by the test's bad file)."""
+    train = _table(tmp_path / "train.csv",
+                   'text,label\n"good, fine film",pos\ndull film,neg\n')
+    dev = _table(tmp_path / "dev.csv", "text,label\nfine,pos\n")
+
+    def args(*extra, train_file=train, eval_file=dev):
+        return [f"--train_file={train_file}", f"--eval_file={eval_file}",
+                f"--init_checkpoint={tiny_checkpoint}",
+                f"--model_dir={tmp_path / 'model'}", "--do_train",
+                "--do_eval", "--max_seq_length=32", *extra]
+    return args
+
+
+@pytest.mark.parametrize("name, text, extra, expected", [
+    ("train.csv", "review,label\ngood,pos\nbad,neg\n", [],
+     ":2: no column 'text' (the file has 'label', 'review')"),
+    ("train.csv", "text,label\ngood,pos\n  ,neg\n", [],
+     ":3: field 'text' is empty"),
+    ("train.csv", "text,label\ngood,pos\nbad,pos\n", [],
+     "field 'label' has one class only ('pos')"),
+    ("dev.csv", "text,label\ngood,pos\nbad,meh\n", [],
+     ":3: field 'label': label 'meh' was not seen in training"),
+    ("train.csv", "text,label\ngood,4.5\nbad,n/a\n", ["--regression"],
+     ":3: field 'label': 'n/a' is not a number"),
+    ("train.jsonl", '{"text": "good", "label": "pos"}\n["bad", "neg"]\n', [],
+     ":2: expected a JSON object, found an array"),
+    ("train.xlsx", "text,label\ngood,pos\n", [],
+     "unknown file type '.xlsx'; expected one of .csv, .jsonl, .tsv"),
+    ("dev.csv", "text,label\ngood,pos\n", ["--multi_label", "--regression"],
+     "--regression and --multi_label exclude each other"),
+    ("dev.csv", "text,label\ngood,pos\n", ["--do_predict"],
+     "--do_predict needs --predict_file"),
+    ("dev.csv", "text,label\ngood,pos\n",
+     ["--multi_label", "--class_weights=balanced"],
+     "--class_weights is read only for single-label classification"),
+    ("dev.csv", "text,label\ngood,pos\n", ["--doc_stride=-4"],
+     "--doc_stride must be >= 0"),
+    ("dev.csv", "text,label\ngood,pos\n",
+     ["--doc_stride=64", "--text_b_column=other"],
+     "--doc_stride is read only without --text_b_column"),
+    ("dev.csv", "text,label\ngood,pos\n", ["--window_pooling=max"],
+     "--window_pooling is read only with --doc_stride"),
+])
+def test_classify_bad_files(capsys, tmp_path, classify, name, text, extra,
+                            expected):
+    path = _table(tmp_path / name, text)
+    which = "train_file" if name.startswith("train") else "eval_file"
+    _refused(capsys, ClassifyTask, classify(*extra, **{which: path}),
+             expected, *([str(path)] if expected.startswith(":")
+                         or "file type" in expected else []))
+    assert _nothing_trained(tmp_path)
+
+
+def test_classify_multi_label_rows_without_labels_are_counted(
+        capsys, tmp_path, classify):
+    train = _table(tmp_path / "train.jsonl",
+                   '{"text": "a", "label": ["x", "y"]}\n'
+                   '{"text": "b", "label": []}\n{"text": "c", "label": "y"}\n')
+    dev = _table(tmp_path / "dev.csv", "text,label\nd,x\n")
+    task = parse_task_flags(ClassifyTask, classify(
+        "--multi_label", train_file=train, eval_file=dev))
+    task.check()
+    assert task.problem.labels == ("x", "y")
+    assert f"{train}: 1 of 3 rows have no label" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("name, text, extra, expected", [
+    ("train.txt", "EU NNP B-NP B-ORG\n", ["--tag_column=4"],
+     ":1: no tag column 4"),
+    ("train.txt", "EU NNP B-NP B-ORG\n", ["--tag_column=0"], "--tag_column"),
+    ("train.txt", "EU NNP B-NP B-ORG\n\nof IN B-PP I-ORG\n",
+     ["--tag_scheme=iob2"], ":3: tag 'I-ORG' I-ORG must continue"),
+    ("train.txt", "EU NNP B-NP B-ORG\n", ["--tag_scheme=bioes"],
+     ":1: tag 'B-ORG' the sentence ends inside an entity"),
+    ("train.txt", "EU NNP B-NP B-ORG\n", ["--tag_column=1"],
+     ":1: tag 'NNP' is not O or B-/I-"),
+    ("train.jsonl", '{"tokens": ["EU"], "tags": ["B-ORG"]}\n'
+     '{"tokens": ["EU", "rejects"], "tags": ["B-ORG"]}\n', [],
+     ":2: 2 tokens but 1 tags"),
+    ("train.txt", "EU NNP B-NP B-ORG\n", ["--tag_scheme=bio"],
+     "--tag_scheme must be one of iob1, iob2, bioes, plain"),
+])
+def test_ner_bad_tags(capsys, tmp_path, tiny_checkpoint, name, text, extra,
+                      expected):
+    path = tmp_path / name
+    path.write_text(text, encoding="utf-8")
+    _refused(capsys, NerTask,
+             [f"--init_checkpoint={tiny_checkpoint}",
+              f"--model_dir={tmp_path / 'model'}", "--do_train",
+              f"--train_file={path}", *extra],
+             expected, *([str(path)] if expected.startswith(":") else []))
     assert _nothing_trained(tmp_path)

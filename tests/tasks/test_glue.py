@@ -186,7 +186,9 @@ def test_pair_export_serves_in_fresh_process(tmp_path, shared_data_dir,
         env=ENV, capture_output=True, text=True, timeout=300)
     assert cli.returncode == 0, cli.stderr[-2000:]
     for name in ("serving_default", "serve_token_ids", "sentence1",
-                 "sentence2", "probabilities", "input_word_ids"):
+                 "sentence2", "probabilities", "input_word_ids",
+                 "signature_def['classify']", "['classes']", "['scores']",
+                 "Method name is: tensorflow/serving/classify"):
         assert name in cli.stdout
 
 

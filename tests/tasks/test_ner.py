@@ -6,6 +6,7 @@ import sys
 from pathlib import Path
 
 import pytest
+import numpy as np
 from seqeval import metrics as seqeval
 
 from tfbert.config import BertConfig
@@ -90,3 +91,62 @@ def test_unknown_eval_tag_names_file_and_line(workdir):
         cwd=REPO_ROOT, capture_output=True, text=True, timeout=300)
     assert result.returncode != 0
     assert f"{bad}:1: tag 'B-GPE'" in result.stderr
+
+
+def _columns(lines):
+    """The whitespace columns of each token line."""
+    return [line.split() for line in lines
+            if line.split() and line.split()[0] != "-DOCSTART-"]
+
+
+def test_pos_tagging_beats_the_most_frequent_tag(tmp_path, shared_data_dir,
+                                                 tiny_checkpoint):
+    """POS tags (column 1 of CoNLL-2003) as plain tags: trained on a slice
+    of train, scored on a slice of valid; the written predictions give the
+    reported accuracy when recomputed with numpy."""
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (the export's tokenizer ops)
+
+    from tests.tasks.conftest import run_task
+    from tfbert.tasks.ner import NerTask
+
+    data = shared_data_dir / "conll2003"
+    train = (data / "train.txt").read_text(encoding="utf-8").splitlines()[:3000]
+    valid = (data / "valid.txt").read_text(encoding="utf-8").splitlines()[:800]
+    (tmp_path / "train.txt").write_text("\n".join(train) + "\n")
+    (tmp_path / "valid.txt").write_text("\n".join(valid) + "\n")
+    model_dir = tmp_path / "model"
+    run_task(NerTask, [
+        f"--train_file={tmp_path / 'train.txt'}",
+        f"--eval_file={tmp_path / 'valid.txt'}",
+        f"--init_checkpoint={tiny_checkpoint}", f"--model_dir={model_dir}",
+        f"--export_dir={tmp_path / 'export'}",
+        "--tag_column=1", "--tag_scheme=plain", "--do_train", "--do_eval",
+        "--max_seq_length=64", "--train_batch_size=16",
+        "--num_train_epochs=3", "--learning_rate=3e-3",
+        "--mixed_precision=none"])
+
+    written = [line.split(" ") for line in (model_dir / "predictions.txt")
+               .read_text(encoding="utf-8").splitlines() if line]
+    gold_columns = _columns(valid)
+    assert [w[:2] for w in written] == [[c[0], c[1]] for c in gold_columns]
+    gold = np.array([w[1] for w in written])
+    predicted = np.array([w[2] for w in written])
+    results = json.loads((model_dir / "eval_results.json").read_text())
+    assert results["accuracy"] == pytest.approx(np.mean(gold == predicted),
+                                                abs=1e-12)
+    train_tags, counts = np.unique([c[1] for c in _columns(train)],
+                                   return_counts=True)
+    most_frequent = train_tags[np.argmax(counts)]
+    baseline = np.mean(gold == most_frequent)
+    assert results["accuracy"] > baseline + 0.1, (results["accuracy"],
+                                                  baseline)
+
+    export = tf.saved_model.load(str(tmp_path / "export" / "1"))
+    out = export.signatures["serving_default"](
+        text=tf.constant(["EU rejects German call to boycott British lamb ."]))
+    assert not any(name.startswith("entity_") for name in out)
+    assert int(out["num_words"][0]) == 9
+    labels = (model_dir / "labels.txt").read_text().split()
+    assert labels == sorted({c[1] for c in _columns(train)})
+    assert {t.decode() for t in out["word_labels"][0].numpy()} <= set(labels)

@@ -1,6 +1,10 @@
 """tf.data batching of packed BERT inputs: by length, or to a fixed shape."""
 
+import numpy as np
 import tensorflow as tf
+
+from tfbert.text.windows import (document_windows, special_token_count,
+                                 window_counts)
 
 FEATURES = ("input_word_ids", "input_mask", "input_type_ids")
 
@@ -22,12 +26,65 @@ def pack_texts(texts, labels, preprocessor, chunk_size=1024):
     dataset = dataset.batch(chunk_size).map(
         lambda text, label: (preprocessor(text), label),
         num_parallel_calls=tf.data.AUTOTUNE)
+    return dataset.unbatch().map(_trim, num_parallel_calls=tf.data.AUTOTUNE)
 
-    def trim(features, label):
-        length = tf.reduce_sum(features["input_mask"])
-        return {name: features[name][:length] for name in FEATURES}, label
 
-    return dataset.unbatch().map(trim, num_parallel_calls=tf.data.AUTOTUNE)
+def _trim(features, label):
+    """One packed example without its padding."""
+    length = tf.reduce_sum(features["input_mask"])
+    return {name: features[name][:length] for name in FEATURES}, label
+
+
+def count_truncated(texts, preprocessor, chunk_size=1024):
+    """How many examples lose tokens to `preprocessor`'s truncation.
+
+    Args:
+      texts: a tuple of one or two lists of strings (an example's
+        segments).
+      preprocessor: a `BertPreprocessor` or `Preprocessor`.
+
+    Returns:
+      The number of examples whose tokens and special tokens together
+      exceed `preprocessor.seq_length`.
+    """
+    specials = special_token_count(preprocessor, len(texts))
+    lengths = sum(token_counts(segment, preprocessor.tokenizer, chunk_size)
+                  for segment in texts)
+    return int(np.sum(lengths + specials > preprocessor.seq_length))
+
+
+def token_counts(texts, tokenizer, chunk_size=1024):
+    """int64 [N]: the tokens of each of `texts` (a list of str)."""
+    return np.concatenate([
+        tokenizer.tokenize(tf.constant(texts[start:start + chunk_size]))
+        .row_lengths().numpy()
+        for start in range(0, len(texts), chunk_size)] or [[]]).astype(
+            np.int64)
+
+
+def pack_windows(texts, labels, preprocessor, stride, chunk_size=1024):
+    """Like `pack_texts` for one text per example, each cut into strided
+    windows (`tfbert.text.windows`) that fit `preprocessor.seq_length`.
+
+    Returns:
+      `(dataset, windows_per_text)`: the dataset of `(features, label)`,
+      one element per window in text order, each window with its text's
+      label; windows_per_text int64 [N].
+    """
+    max_tokens = preprocessor.seq_length - special_token_count(preprocessor)
+    counts = window_counts(token_counts(texts, preprocessor.tokenizer,
+                                        chunk_size),
+                           max_tokens, stride).numpy()
+
+    def windowed(text, label):
+        windows, document = document_windows(
+            preprocessor.tokenizer.tokenize(text), max_tokens, stride)
+        return tf.data.Dataset.from_tensor_slices(
+            (preprocessor.pack([windows]), tf.gather(label, document)))
+
+    dataset = tf.data.Dataset.from_tensor_slices((texts, labels)).batch(
+        chunk_size).flat_map(windowed)
+    return dataset.map(_trim, num_parallel_calls=tf.data.AUTOTUNE), counts
 
 
 def batch_examples(dataset, batch_size, *, max_seq_length, by_length=True,
@@ -42,7 +99,8 @@ def batch_examples(dataset, batch_size, *, max_seq_length, by_length=True,
     (prediction).
     """
     if pad_to_max_length:
-        shapes = ({name: [max_seq_length] for name in FEATURES}, [])
+        shapes = ({name: [max_seq_length] for name in FEATURES},
+                  dataset.element_spec[1].shape)
         return dataset.padded_batch(batch_size, padded_shapes=shapes,
                                     drop_remainder=drop_remainder)
     if not by_length:

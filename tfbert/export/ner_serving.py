@@ -1,12 +1,18 @@
-"""Serving signatures for NER: raw text in, entities out.
+"""Serving signatures for token classification: raw text in, a tag per
+word and (for entity tags) entities out.
 
 `serving_default` takes `text`, tf.string [batch], and returns, per input:
 
   word_texts      string [batch, W]  the words (see below), "" = padding
   word_starts     int64  [batch, W]  character offset of each word
   word_ends       int64  [batch, W]  character offset one past each word
-  word_labels     string [batch, W]  the IOB2 tag of each word, "" = padding
+  word_labels     string [batch, W]  the tag of each word (IOB2 for IOB1 or
+                                     IOB2 data), "" = padding
+  word_scores     float32 [batch, W] softmax probability of that tag
   num_words       int32  [batch]     words tagged (the first num_words slots)
+
+and, for entity schemes (iob1, iob2, bioes):
+
   entity_types    string [batch, E]  e.g. "PER", "" = padding
   entity_starts   int64  [batch, E]  character offset of the entity
   entity_ends     int64  [batch, E]  character offset one past the entity
@@ -31,7 +37,9 @@ Every word is tagged, however long the text (within the export's
 request): the words are cut into overlapping windows exactly as
 `tasks.ner` evaluates (`tfbert.data.ner_alignment`), and each word takes
 its tag from the window where it has the most context. Entities are
-grouped from the word tags with the conlleval rules (`tfbert.metrics.ner`).
+grouped from the word tags with the rules `tasks.ner` scores with
+(`tfbert.metrics.ner`): conlleval's for IOB2 tags, and for BIOES only
+well-formed entities (S-X, or B-X ... E-X).
 
 `serve_token_ids` takes the three int32 [batch, max_seq_length] encoder
 inputs and returns `logits`, float32 [batch, max_seq_length, num_labels]
@@ -41,6 +49,7 @@ carry no meaning (the encoder skips padding, see `TokenPacking`).
 
 import tensorflow as tf
 
+from tfbert.data.tag_schemes import is_entity_scheme
 from tfbert.export.serving_module import ServingModule
 from tfbert.text.packing_layout import BERT_LAYOUT
 
@@ -51,15 +60,18 @@ class NerServingModule(ServingModule):
     Args:
       model: a `BertTokenClassifier` (softmax or CRF).
       tokenizer: the checkpoint's tokenizer (any family's).
-      labels: IOB2 tag names in id order.
+      labels: tag names in id order (IOB2 or BIOES tags for entity
+        schemes).
       max_seq_length: longest packed window, special tokens included.
       window_stride: pieces between window starts; default half a window
         (as `tfbert.data.ner_alignment.convert_to_features`).
       layout: the family's `PackingLayout` (`preprocessor.layout`).
+      scheme: the data's tag scheme (`tfbert.data.tag_schemes.SCHEMES`);
+        "plain" exports the word outputs only.
     """
 
     def __init__(self, model, tokenizer, labels, max_seq_length,
-                 window_stride=None, layout=BERT_LAYOUT):
+                 window_stride=None, layout=BERT_LAYOUT, scheme="iob2"):
         super().__init__(model, tokenizer, max_seq_length, ("text",),
                          name="ner")
         self.layout = layout
@@ -74,13 +86,16 @@ class NerServingModule(ServingModule):
             raise ValueError(f"window_stride must be in [1, "
                              f"{self._max_pieces}], got {window_stride}")
         self._labels = tf.constant(list(labels))
+        self._entities = is_entity_scheme(scheme)
+        self._strict = scheme == "bioes"
+        if not self._entities:
+            return
         types = sorted({label[2:] for label in labels if label != "O"})
         self._types = tf.constant(types or [""])
         self._type_of_label = tf.constant(
             [types.index(label[2:]) if label != "O" else -1
              for label in labels], tf.int32)
-        self._is_begin = tf.constant([label.startswith("B-")
-                                      for label in labels])
+        self._prefix_of_label = tf.constant([label[0] for label in labels])
 
     def token_id_outputs(self, features):
         return {"logits": tf.cast(self.model.inference_logits(features),
@@ -245,21 +260,58 @@ class NerServingModule(ServingModule):
             tf.broadcast_to(text[:, None], tf.shape(byte_starts)),
             byte_starts, byte_ends - byte_starts)
 
-        # Entities by the conlleval rules on IOB2 tags.
+        outputs = {
+            "word_texts": _masked(word_texts, word_mask, ""),
+            "word_starts": word_starts,
+            "word_ends": word_ends,
+            "word_labels": _masked(tf.gather(self._labels, tags), word_mask,
+                                   ""),
+            "word_scores": _masked(word_scores, word_mask, 0.0),
+            "num_words": num_words,
+        }
+        if self._entities:
+            outputs.update(self._entity_outputs(
+                text, tags, word_mask, word_scores, word_starts, word_ends,
+                byte_starts, byte_ends))
+        return outputs
+
+    def _entity_outputs(self, text, tags, word_mask, word_scores, word_starts,
+                        word_ends, byte_starts, byte_ends):
+        """The entity outputs from padded [batch, W] word tags."""
+        # Chunks by the conlleval rules (B-/S- or a type change opens one,
+        # E-/S- closes one); BIOES keeps only the well-formed ones.
         entity_type = tf.where(word_mask, tf.gather(self._type_of_label, tags),
                                -1)
+        prefix = tf.gather(self._prefix_of_label, tags)
         inside = entity_type >= 0
+        closes = inside & ((prefix == "E") | (prefix == "S"))
         previous_type = tf.pad(entity_type[:, :-1], [[0, 0], [1, 0]],
                                constant_values=-1)
-        begins = inside & (tf.gather(self._is_begin, tags)
-                           | tf.not_equal(previous_type, entity_type))
+        previous_closes = tf.pad(closes[:, :-1], [[0, 0], [1, 0]])
+        begins = inside & ((prefix == "B") | (prefix == "S")
+                           | tf.not_equal(previous_type, entity_type)
+                           | previous_closes)
         next_inside = tf.pad(inside[:, 1:], [[0, 0], [0, 1]])
         next_begins = tf.pad(begins[:, 1:], [[0, 0], [0, 1]])
-        ends = inside & (~next_inside | next_begins)
+        ends = inside & (~next_inside | next_begins | closes)
         word_ids = tf.broadcast_to(tf.range(tf.shape(tags)[1])[None],
                                    tf.shape(tags))
         first = tf.ragged.boolean_mask(word_ids, begins)
         last = tf.ragged.boolean_mask(word_ids, ends)
+        if self._strict:
+            rows = tf.cast(first.value_rowids(), tf.int32)
+
+            def prefix_at(words):
+                return tf.gather_nd(prefix, tf.stack(
+                    [rows, words.flat_values], axis=1))
+
+            first_prefix, last_prefix = prefix_at(first), prefix_at(last)
+            well_formed = first.with_flat_values(tf.where(
+                tf.equal(first.flat_values, last.flat_values),
+                tf.equal(first_prefix, "S"),
+                tf.equal(first_prefix, "B") & tf.equal(last_prefix, "E")))
+            first = tf.ragged.boolean_mask(first, well_formed)
+            last = tf.ragged.boolean_mask(last, well_formed)
         num_entities = tf.cast(first.row_lengths(), tf.int32)
         first, last = first.to_tensor(0), last.to_tensor(0)
         entity_mask = tf.sequence_mask(num_entities, tf.shape(first)[1])
@@ -274,28 +326,23 @@ class NerServingModule(ServingModule):
         texts = tf.broadcast_to(text[:, None], tf.shape(first))
         entity_texts = tf.strings.substr(texts, start_bytes,
                                          end_bytes - start_bytes)
-
-        def masked(values, mask, fill):
-            return tf.where(mask, values, tf.fill(tf.shape(values), fill))
-
         return {
-            "word_texts": masked(word_texts, word_mask, ""),
-            "word_starts": word_starts,
-            "word_ends": word_ends,
-            "word_labels": masked(tf.gather(self._labels, tags), word_mask, ""),
-            "num_words": num_words,
-            "entity_types": masked(tf.gather(
+            "entity_types": _masked(tf.gather(
                 self._types, tf.maximum(tf.gather(entity_type, first,
                                                   batch_dims=1), 0)),
                 entity_mask, ""),
-            "entity_starts": masked(tf.gather(word_starts, first, batch_dims=1),
+            "entity_starts": _masked(tf.gather(word_starts, first, batch_dims=1),
                                     entity_mask, tf.constant(0, tf.int64)),
-            "entity_ends": masked(tf.gather(word_ends, last, batch_dims=1),
+            "entity_ends": _masked(tf.gather(word_ends, last, batch_dims=1),
                                   entity_mask, tf.constant(0, tf.int64)),
-            "entity_texts": masked(entity_texts, entity_mask, ""),
-            "entity_scores": masked(entity_scores, entity_mask, 0.0),
+            "entity_texts": _masked(entity_texts, entity_mask, ""),
+            "entity_scores": _masked(entity_scores, entity_mask, 0.0),
             "num_entities": num_entities,
         }
+
+
+def _masked(values, mask, fill):
+    return tf.where(mask, values, tf.fill(tf.shape(values), fill))
 
 
 def _unk_if_empty(pieces, unk_id):

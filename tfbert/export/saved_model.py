@@ -46,10 +46,12 @@ def export_saved_model(module, export_dir, *, token_ids_only=False,
     gets the permissions of any normal write (0755 under umask 022), so a
     server running as another user can read it.
 
-    The export holds the signatures of `module.signatures()`, a warmup
+    The export holds the signatures of `module.signatures()` (with the
+    method names of `module.method_names()`), a warmup
     request for each (`assets.extra/tf_serving_warmup_requests`), the
-    vocabulary as `assets/vocab.txt`, and the model's variables (no
-    optimizer state).
+    vocabulary as `assets/vocab.txt` (and the module's `assets()`, e.g. a
+    classifier's `labels.txt`), and the model's variables (no optimizer
+    state).
 
     Args:
       module: a `tfbert.export.ServingModule`.
@@ -103,13 +105,20 @@ def _export(module, export_dir, token_ids_only, constant_kernels,
             export_dir,
             prefix=f"{STAGING_PREFIX}{socket.gethostname()}.{os.getpid()}."
     ) as staging:
-        _save_quietly(module, staging,
-                      module.signatures(token_ids_only, constant_kernels,
-                                        feed_forward_shards, limits))
+        signatures = module.signatures(token_ids_only, constant_kernels,
+                                       feed_forward_shards, limits)
+        _save_quietly(module, staging, signatures)
+        _set_method_names(staging, {
+            name: method for name, method in module.method_names().items()
+            if name in signatures})
         check_serving_ops(staging)
         os.makedirs(os.path.join(staging, "assets"), exist_ok=True)
         save_vocabulary(module.tokenizer.vocabulary,
                         os.path.join(staging, "assets", "vocab.txt"))
+        for name, text in module.assets().items():
+            with open(os.path.join(staging, "assets", name), "w",
+                      encoding="utf-8") as f:
+                f.write(text)
         write_warmup_requests(
             os.path.join(staging, "assets.extra",
                          "tf_serving_warmup_requests"),
@@ -153,6 +162,25 @@ def _save_quietly(module, path, signatures):
     finally:
         absl_logging.set_verbosity(levels[0])
         tf_logger.setLevel(levels[1])
+
+
+def _set_method_names(path, method_names):
+    """Rewrites the SavedModel at `path` with the given SignatureDef method
+    names (`tf.saved_model.save` writes every signature as a Predict one;
+    TF Serving's Classify and Regress APIs serve only their own)."""
+    if not method_names:
+        return
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    pb = os.path.join(path, "saved_model.pb")
+    saved_model = saved_model_pb2.SavedModel()
+    with open(pb, "rb") as f:
+        saved_model.ParseFromString(f.read())
+    for meta_graph in saved_model.meta_graphs:
+        for name, method in method_names.items():
+            meta_graph.signature_def[name].method_name = method
+    with open(pb, "wb") as f:
+        f.write(saved_model.SerializeToString())
 
 
 def _remove_stale_staging(export_dir):

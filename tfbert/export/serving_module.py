@@ -235,6 +235,17 @@ class ServingModule(tf.Module):
         texts) unless a task takes more per example (e.g. [None, choices])."""
         return [None]
 
+    def assets(self):
+        """File name -> text of the task's files that `export_saved_model`
+        writes under `assets/` beside the vocabulary; none by default."""
+        return {}
+
+    def method_names(self):
+        """Signature name -> the SignatureDef method name it is saved with
+        where that is not TF Serving's Predict (e.g. its Classify API's);
+        none by default."""
+        return {}
+
     # -- the signatures -----------------------------------------------------
 
     def serve_text(self, *texts):

@@ -27,7 +27,7 @@ import tensorflow as tf
 
 from tfbert.data import glue as glue_data
 from tfbert.data.batching import (batch_examples, count_batches, pack_texts,
-                                  prefetch_for_keras)
+                                  pack_windows, prefetch_for_keras)
 from tfbert.metrics import glue as glue_metrics
 from tfbert.models import BertClassifier
 from tfbert.tasks import runner
@@ -46,8 +46,16 @@ def encode_labels(task, examples):
 
 
 def build_dataset(examples, task, preprocessor, batch_size, *, training,
-                  seed=42, pad_to_max_length=False):
+                  seed=42, pad_to_max_length=False, labels=None,
+                  doc_stride=0):
     """Returns `(dataset, num_batches)`: one epoch of (features, labels).
+
+    `task` is a `GlueTask` or any spec with its `is_pair`, `is_regression`
+    and `labels` (`tfbert.data.classification.Problem`); `labels`, when
+    given, are the examples' encoded labels (one row per example) instead
+    of `encode_labels(task, examples)`. With `doc_stride` > 0 (single
+    texts), each text becomes its strided windows (`pack_windows`), every
+    window with the text's label, in text order.
 
     Tokenization and packing run in-graph and are cached; training data is
     shuffled (deterministically for `seed`) and batched by length; eval data
@@ -56,10 +64,17 @@ def build_dataset(examples, task, preprocessor, batch_size, *, training,
     texts = ([e.text_a for e in examples],)
     if task.is_pair:
         texts += ([e.text_b for e in examples],)
-    dataset = pack_texts(texts, encode_labels(task, examples), preprocessor)
+    if labels is None:
+        labels = encode_labels(task, examples)
+    if doc_stride:
+        dataset, windows = pack_windows(texts[0], labels, preprocessor,
+                                        doc_stride)
+        size = int(windows.sum())
+    else:
+        dataset, size = pack_texts(texts, labels, preprocessor), len(examples)
     dataset = dataset.cache()
     if training:
-        dataset = dataset.shuffle(len(examples), seed=seed,
+        dataset = dataset.shuffle(size, seed=seed,
                                   reshuffle_each_iteration=True)
     dataset = batch_examples(dataset, batch_size,
                              max_seq_length=preprocessor.seq_length,
@@ -90,10 +105,16 @@ def loss_and_metrics(task):
             [keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
 
 
+def predict_logits(model, dataset):
+    """The model's logits, float32 [N, classes], over a `build_dataset`
+    dataset."""
+    return model.predict(dataset.map(lambda features, label: features),
+                         verbose=0)
+
+
 def predict(model, dataset):
     """Predicted class ids [N] (scores for regression)."""
-    logits = model.predict(dataset.map(lambda features, label: features),
-                           verbose=0)
+    logits = predict_logits(model, dataset)
     return logits[:, 0] if logits.shape[-1] == 1 else np.argmax(logits, -1)
 
 

@@ -1,12 +1,19 @@
-"""CoNLL-style named entities: fine-tune, evaluate, predict and export a
-token classifier (softmax or CRF).
+"""Token classification (named entities, chunks, POS tags) of CoNLL or
+JSONL files: fine-tune, evaluate, predict and export a token classifier
+(softmax or CRF).
 
     tfbert-ner --train_file=train.txt --eval_file=valid.txt \\
       --predict_file=test.txt --init_checkpoint=minilm-l6-h384-uncased \\
       --model_dir=DIR --export_dir=saved_models/ner --do_train --do_eval \\
       --do_predict --use_crf=false
 
-(`python -m tasks.ner` from a checkout.) Writes MODEL_DIR/labels.txt,
+(`python -m tasks.ner` from a checkout.) `--tag_column` picks the CoNLL
+column of the tags (default the last; in CoNLL-2003 1 is POS, 2 chunk, 3
+NER); a `.jsonl` file holds `{"tokens": [...], "tags": [...]}` per line.
+`--tag_scheme` (iob1, iob2, bioes or plain; `tfbert.data.tag_schemes`)
+says how the tags are checked and scored: entity F1 for the first three
+(`tfbert.metrics.ner`), accuracy and per-tag F1 for plain tags. Writes
+MODEL_DIR/labels.txt,
 eval_results.json, predictions.txt (eval set: `token gold predicted`, a
 blank line between sentences), test_predictions.txt (predict set; `token
 gold predicted` if it has tags, else `token predicted`) and a raw-text
@@ -20,11 +27,12 @@ import numpy as np
 import tensorflow as tf
 
 from tfbert.data.conll import (check_tags, labels_from_sentences,
-                               parse_labels, read_conll)
+                               parse_labels, read_tagged)
+from tfbert.data.tag_schemes import SCHEMES, is_entity_scheme
 from tfbert.data.ner_alignment import (IGNORE_LABEL, convert_to_features,
                                        pad_batch, stitch_predictions)
 from tfbert.data.batching import FEATURES, prefetch_for_keras
-from tfbert.metrics.ner import ner_metrics
+from tfbert.metrics.ner import ner_metrics, tag_metrics
 from tfbert.models import BertTokenClassifier, Encoder
 from tfbert.models.bert_token_classifier import token_classification_loss
 from tfbert.tasks import runner
@@ -98,14 +106,22 @@ def write_predictions(path, sentences, predicted):
 
 
 _NER_FLAGS = (
-    ("string", "train_file", None, "CoNLL training file."),
+    ("string", "train_file", None, "CoNLL (or .jsonl) training file."),
     ("string", "eval_file", None,
-     "CoNLL file scored by --do_eval and used to keep the best model "
-     "while training."),
-    ("string", "predict_file", None, "CoNLL file to tag with --do_predict."),
+     "CoNLL (or .jsonl) file scored by --do_eval and used to keep the best "
+     "model while training."),
+    ("string", "predict_file", None,
+     "CoNLL (or .jsonl) file to tag with --do_predict."),
+    ("integer", "tag_column", None,
+     "0-based CoNLL column of the tags (column 0 is the token); default "
+     "the last. In CoNLL-2003: 1 POS, 2 chunk, 3 NER."),
+    ("string", "tag_scheme", "iob2",
+     "How the tags are checked and scored: iob1, iob2 or bioes entity "
+     "tags (entity F1), or plain tags such as POS (accuracy, per-tag F1)."),
     ("string", "labels", None,
-     "IOB2 labels: a file (one per line) or a comma list (default: from "
-     "the training data, or MODEL_DIR/labels.txt)."),
+     "Labels: a file (one per line) or a comma list, IOB2 tags for "
+     "iob1/iob2 (default: from the training data, or "
+     "MODEL_DIR/labels.txt)."),
     ("bool", "use_crf", False, "Add a linear-chain CRF."),
     ("integer", "window_stride", None,
      "WordPieces between the starts of the overlapping windows a long "
@@ -114,10 +130,11 @@ _NER_FLAGS = (
 
 
 class NerTask(runner.Task):
-    """Token classification with IOB2 tags, scored with the conlleval rules."""
+    """Token classification with entity or plain tags."""
 
     name = "ner"
-    training_flags = ("labels", "use_crf", "window_stride")
+    training_flags = ("labels", "use_crf", "window_stride", "tag_column",
+                      "tag_scheme")
 
     @staticmethod
     def define_flags(fv):
@@ -129,13 +146,22 @@ class NerTask(runner.Task):
             return None
         if not path:
             raise runner.UserError(f"--{flag} is required here")
-        sentences = read_conll(path, require_tags=require_tags)
+        sentences = read_tagged(path, require_tags, self.flags.tag_column,
+                                self.flags.tag_scheme)
         if not sentences:
             raise runner.UserError(f"--{flag}={path} has no sentences")
         return sentences
 
     def check(self):
         f = self.flags
+        if f.tag_scheme not in SCHEMES:
+            raise runner.UserError(
+                f"--tag_scheme must be one of {', '.join(SCHEMES)}, got "
+                f"{f.tag_scheme!r}")
+        if f.tag_column is not None and f.tag_column < 1:
+            raise runner.UserError(
+                f"--tag_column must be >= 1 (column 0 is the token), got "
+                f"{f.tag_column}")
         if f.window_stride is not None and not (
                 0 < f.window_stride <= f.max_seq_length - 2):
             raise runner.UserError(
@@ -150,11 +176,12 @@ class NerTask(runner.Task):
                                      require_tags=False))
         labels_file = os.path.join(f.model_dir, "labels.txt")
         if f.labels:
-            self.labels = parse_labels(f.labels)
+            self.labels = parse_labels(f.labels, f.tag_scheme)
         elif self.train_sentences is not None:
-            self.labels = labels_from_sentences(self.train_sentences)
+            self.labels = labels_from_sentences(self.train_sentences,
+                                                f.tag_scheme)
         elif os.path.exists(labels_file):
-            self.labels = parse_labels(labels_file)
+            self.labels = parse_labels(labels_file, f.tag_scheme)
         else:
             raise runner.UserError(
                 "give --labels or --train_file (no labels.txt in --model_dir)")
@@ -185,12 +212,14 @@ class NerTask(runner.Task):
 
     def build_model(self, init_checkpoint):
         f = self.flags
-        # The tagging head reads only sequence_output: no pooler.
+        # The tagging head reads only sequence_output: no pooler. Label
+        # names constrain the CRF's IOB2 moves (which BIOES obeys too);
+        # plain tags have no such rules.
         return BertTokenClassifier(
             Encoder.from_pretrained(init_checkpoint, use_pooler=False),
             len(self.labels),
             dropout=f.classifier_dropout, use_crf=f.use_crf,
-            labels=self.labels)
+            labels=self.labels if is_entity_scheme(f.tag_scheme) else None)
 
     def train_dataset(self):
         f = self.flags
@@ -205,7 +234,9 @@ class NerTask(runner.Task):
 
     @property
     def main_metric(self):
-        return "f1" if self.eval_sentences else None
+        if not self.eval_sentences:
+            return None
+        return "f1" if is_entity_scheme(self.flags.tag_scheme) else "accuracy"
 
     def _tag(self, model, sentences, features):
         f = self.flags
@@ -214,10 +245,13 @@ class NerTask(runner.Task):
 
     def evaluate(self, model):
         predicted = self._tag(model, self.eval_sentences, self.eval_features)
-        results = ner_metrics([s.tags for s in self.eval_sentences], predicted)
+        gold = [s.tags for s in self.eval_sentences]
+        scheme = self.flags.tag_scheme
+        results = (ner_metrics(gold, predicted, scheme)
+                   if is_entity_scheme(scheme) else tag_metrics(gold, predicted))
         results.update(num_sentences=len(self.eval_sentences),
                        num_windows=len(self.eval_features),
-                       use_crf=self.flags.use_crf)
+                       use_crf=self.flags.use_crf, tag_scheme=scheme)
         self._eval_tags = predicted
         return results, results
 
@@ -234,10 +268,13 @@ class NerTask(runner.Task):
         print(f"wrote tags for {len(sentences)} sentences to {path}")
 
     def serving_module(self, model):
-        return model.serving_module(self.preprocessor.tokenizer,
-                                    self.flags.max_seq_length,
-                                    window_stride=self.flags.window_stride,
-                                    layout=self.preprocessor.layout)
+        from tfbert.export.ner_serving import NerServingModule
+
+        return NerServingModule(model, self.preprocessor.tokenizer,
+                                self.labels, self.flags.max_seq_length,
+                                self.flags.window_stride,
+                                layout=self.preprocessor.layout,
+                                scheme=self.flags.tag_scheme)
 
 
 def main():

@@ -1,0 +1,412 @@
+"""Text classification and regression on your own CSV, TSV or JSONL files.
+
+    tfbert-classify --train_file=train.csv --eval_file=dev.csv \\
+      --text_a_column=review --label_column=stars --model_dir=DIR \\
+      --export_dir=saved_models/reviews --do_train --do_eval
+
+(`python -m tasks.classify` from a checkout.) Reads the files of
+`tfbert.data.classification` (format by extension); pairs with
+--text_b_column. Single-label by default: the classes are those of the
+training file, sorted (or --label_names), saved as MODEL_DIR/labels.txt and
+in the export; an eval label not seen in training is a file:line error.
+--regression learns a number; --multi_label any set of classes per row
+(joined by --label_separator, or a JSON list), with a sigmoid head, binary
+cross-entropy and per-label thresholds tuned for F1 on the eval file (saved
+as MODEL_DIR/thresholds.json and applied by the export). With
+--doc_stride, a long text is read in strided windows, each trained with the
+row's label; evaluation, prediction and the export pool the windows' logits
+(--window_pooling=mean|max), so a row is classified from all of its text.
+
+Writes MODEL_DIR/eval_results.json (single-label: accuracy, micro/macro
+F1, per-class precision/recall/F1, confusion matrix; regression:
+Pearson/Spearman; multi-label: micro/macro F1, per-label F1, subset
+accuracy, at 0.5 and at the tuned thresholds), MODEL_DIR/predictions/
+<predict file stem>.tsv (`id<TAB>prediction`, the row's `id` column or its
+line number) and the same SavedModel as `tfbert-glue`. Without
+--doc_stride, texts longer than --max_seq_length are truncated; the run
+says how many rows of each file are.
+
+The model, the datasets, the loss and the prediction are GLUE's
+(`tfbert.tasks.glue`): the same rows with the same flags train the same
+model.
+"""
+
+import json
+import os
+
+import keras
+import numpy as np
+import tensorflow as tf
+
+from tfbert.data import classification as data
+from tfbert.data.batching import count_truncated, token_counts
+from tfbert.metrics import classification as metrics
+from tfbert.metrics import glue as glue_metrics
+from tfbert.tasks import glue, runner
+from tfbert.text.windows import special_token_count, window_counts
+
+LABELS_FILE = "labels.txt"
+THRESHOLDS_FILE = "thresholds.json"
+
+_FLAGS = (
+    ("string", "train_file", None,
+     "Training data: .csv, .tsv (with a header line) or .jsonl."),
+    ("string", "eval_file", None, "Evaluation data, as --train_file."),
+    ("string", "predict_file", None,
+     "Rows to predict (no label column needed), as --train_file."),
+    ("string", "text_a_column", "text", "Column of the (first) text."),
+    ("string", "text_b_column", None,
+     "Column of the second text, for text pairs."),
+    ("string", "label_column", "label", "Column of the label."),
+    ("list", "label_names", None,
+     "The classes in id order (default: those of --train_file, sorted)."),
+    ("bool", "regression", False, "The label is a number to predict."),
+    ("bool", "multi_label", False,
+     "Each row has any number of classes (joined by --label_separator, or "
+     "a JSON list)."),
+    ("string", "label_separator", ",",
+     "Joins a row's classes with --multi_label."),
+    ("enum", "class_weights", "none",
+     "Weigh each class's loss: balanced = N / (classes * count).",
+     ["none", "balanced"]),
+    ("integer", "doc_stride", 0,
+     "With > 0, a text longer than --max_seq_length is cut into windows "
+     "starting every this many tokens: training labels each window with "
+     "its row's label; evaluation, prediction and the export pool the "
+     "windows' logits (--window_pooling). 0: long texts are truncated."),
+    ("enum", "window_pooling", "mean",
+     "How --doc_stride windows' logits make the row's.", ["mean", "max"]),
+)
+
+
+def pool_windows(logits, windows_per_text, pooling):
+    """float [N, classes]: each text's windows' logits (float [W, classes],
+    in text order; `windows_per_text` int [N]) pooled by "mean" or
+    "max"."""
+    starts = np.r_[0, np.cumsum(windows_per_text)[:-1]].astype(np.int64)
+    if pooling == "max":
+        return np.maximum.reduceat(logits, starts, axis=0)
+    return (np.add.reduceat(logits, starts, axis=0)
+            / np.asarray(windows_per_text)[:, np.newaxis])
+
+
+class WeightedSparseCategoricalCrossentropy(keras.losses.Loss):
+    """Cross-entropy on logits, each example's loss times its class's weight.
+
+    Args:
+      class_weights: float [classes].
+    """
+
+    def __init__(self, class_weights, name="weighted_crossentropy", **kwargs):
+        super().__init__(name=name, **kwargs)
+        self.class_weights = [float(w) for w in class_weights]
+
+    def call(self, y_true, y_pred):
+        """y_true: int [batch] class ids; y_pred: logits [batch, classes].
+        Returns float32 [batch]."""
+        y_true = tf.cast(tf.reshape(y_true, [-1]), tf.int32)
+        loss = keras.losses.sparse_categorical_crossentropy(
+            y_true, tf.cast(y_pred, tf.float32), from_logits=True)
+        return loss * tf.gather(tf.constant(self.class_weights), y_true)
+
+    def get_config(self):
+        return {**super().get_config(), "class_weights": self.class_weights}
+
+
+class ClassifyTask(runner.Task):
+    """Classification, multi-label classification and regression of a
+    user's table files."""
+
+    name = "classify"
+    training_flags = tuple(name for _, name, *_ in _FLAGS
+                           if name not in ("train_file", "eval_file",
+                                           "predict_file"))
+
+    @staticmethod
+    def define_flags(fv):
+        runner.define(fv, _FLAGS)
+
+    def minimum_seq_length(self):
+        return 5 if self.flags.text_b_column else 3
+
+    def _kind(self):
+        f = self.flags
+        return ("regression" if f.regression
+                else "multi_label" if f.multi_label else "single_label")
+
+    def check(self):
+        f = self.flags
+        for action, flag in (("do_train", "train_file"),
+                             ("do_eval", "eval_file"),
+                             ("do_predict", "predict_file")):
+            if f[action].value and not f[flag].value:
+                raise runner.UserError(f"--{action} needs --{flag}")
+        if f.regression and f.multi_label:
+            raise runner.UserError("--regression and --multi_label exclude "
+                                   "each other")
+        if f.class_weights != "none" and self._kind() != "single_label":
+            raise runner.UserError("--class_weights is read only for "
+                                   "single-label classification")
+        if f.label_names is not None and f.regression:
+            raise runner.UserError("--label_names is read only without "
+                                   "--regression")
+        if f.doc_stride < 0:
+            raise runner.UserError(f"--doc_stride must be >= 0, got "
+                                   f"{f.doc_stride}")
+        if f.doc_stride and f.text_b_column:
+            raise runner.UserError("--doc_stride is read only without "
+                                   "--text_b_column (single texts)")
+        if f["window_pooling"].present and not f.doc_stride:
+            raise runner.UserError("--window_pooling is read only with "
+                                   "--doc_stride")
+        if not f.label_separator:
+            raise runner.UserError("--label_separator must not be empty")
+        kind = self._kind()
+        columns = data.Columns(f.text_a_column, f.text_b_column,
+                               f.label_column)
+
+        def read(path, labeled=True):
+            return data.read_examples(path, columns, kind, labeled=labeled,
+                                      label_separator=f.label_separator)
+        self.train_examples = []
+        if f.do_train:
+            self.train_examples = read(f.train_file)
+            if f.max_train_examples:
+                self.train_examples = self.train_examples[
+                    :f.max_train_examples]
+        labels = self._labels(columns, kind)
+        self.problem = data.Problem(columns, kind, labels)
+        if self.train_examples and labels is not None:
+            data.check_known_labels(self.train_examples, labels, columns)
+        # The eval file selects the best model during training and is read
+        # by --do_eval.
+        self.eval_examples = (read(f.eval_file)
+                              if f.eval_file and (f.do_eval or f.do_train)
+                              else [])
+        if labels is not None:
+            data.check_known_labels(self.eval_examples, labels, columns)
+        self.predict_examples = (read(f.predict_file, labeled=False)
+                                 if f.do_predict else [])
+        if kind == "multi_label":
+            for path, examples in ((f.train_file, self.train_examples),
+                                   (f.eval_file, self.eval_examples)):
+                empty = sum(not e.label for e in examples)
+                if empty:
+                    print(f"{path}: {empty} of {len(examples)} rows have no "
+                          "label")
+
+    def _labels(self, columns, kind):
+        """The classes in id order: --label_names, the training file's or
+        (not training) those saved in --model_dir."""
+        f = self.flags
+        if kind == "regression":
+            return None
+        if f.label_names is not None:
+            if len(set(f.label_names)) != len(f.label_names) or len(
+                    f.label_names) < 2:
+                raise runner.UserError("--label_names needs at least two "
+                                       "distinct names")
+            return tuple(f.label_names)
+        if self.train_examples:
+            return data.label_set(self.train_examples, columns)
+        path = os.path.join(f.model_dir, LABELS_FILE)
+        if not os.path.exists(path):
+            raise runner.UserError(f"--model_dir={f.model_dir} has no "
+                                   f"trained model (no {LABELS_FILE}); run "
+                                   "with --do_train first")
+        with open(path, encoding="utf-8") as file:
+            return tuple(line.rstrip("\n") for line in file if line.strip())
+
+    def training_files(self):
+        return [self.flags.train_file]
+
+    def _encoded(self, examples):
+        """The labels `build_dataset` feeds: multi-hot for multi-label,
+        GLUE's encoding otherwise."""
+        if self.problem.is_multi_label:
+            return data.multi_hot(examples, self.problem.labels)
+        return glue.encode_labels(self.problem, examples)
+
+    def build_inputs(self, preprocessor):
+        f = self.flags
+        self.preprocessor = preprocessor
+
+        def dataset(examples, batch_size, training=False):
+            return glue.build_dataset(
+                examples, self.problem, preprocessor, batch_size,
+                training=training, seed=f.seed,
+                pad_to_max_length=f.pad_to_max_length,
+                labels=self._encoded(examples), doc_stride=f.doc_stride)
+        self._dataset = dataset
+        self.eval_set = (dataset(self.eval_examples, f.eval_batch_size)[0]
+                         if self.eval_examples else None)
+        for path, examples in ((f.train_file, self.train_examples),
+                               (f.eval_file, self.eval_examples),
+                               (f.predict_file, self.predict_examples)):
+            if not examples:
+                continue
+            texts = ([e.text_a for e in examples],)
+            if self.problem.is_pair:
+                texts += ([e.text_b for e in examples],)
+            truncated = count_truncated(texts, preprocessor)
+            if truncated and f.doc_stride:
+                print(f"{path}: {truncated} of {len(examples)} rows are "
+                      f"longer than --max_seq_length={f.max_seq_length} "
+                      f"tokens and are read in windows (--doc_stride="
+                      f"{f.doc_stride})")
+            elif truncated:
+                print(f"{path}: {truncated} of {len(examples)} rows are "
+                      f"longer than --max_seq_length={f.max_seq_length} "
+                      "tokens and are truncated")
+        self.thresholds = None
+
+    def build_model(self, init_checkpoint):
+        return glue.build_model(self.problem, init_checkpoint,
+                                self.flags.classifier_dropout)
+
+    def train_dataset(self):
+        f = self.flags
+        if self.problem.labels is not None:
+            os.makedirs(f.model_dir, exist_ok=True)
+            with open(os.path.join(f.model_dir, LABELS_FILE), "w",
+                      encoding="utf-8") as file:
+                file.write("".join(f"{label}\n"
+                                   for label in self.problem.labels))
+        return self._dataset(self.train_examples, f.train_batch_size,
+                             training=True)
+
+    def compile_args(self):
+        problem = self.problem
+        if problem.is_multi_label:
+            return {"loss": keras.losses.BinaryCrossentropy(from_logits=True),
+                    "metrics": [keras.metrics.BinaryAccuracy(
+                        name="accuracy", threshold=0.0)]}
+        loss, glue_metric_list = glue.loss_and_metrics(problem)
+        if self.flags.class_weights == "balanced":
+            weights = metrics.balanced_class_weights(
+                self._encoded(self.train_examples), problem.num_classes)
+            loss = WeightedSparseCategoricalCrossentropy(weights)
+        return {"loss": loss, "metrics": glue_metric_list}
+
+    @property
+    def main_metric(self):
+        if self.eval_set is None:
+            return None
+        return {"regression": "pearson", "multi_label": "micro_f1",
+                "single_label": "macro_f1"}[self.problem.kind]
+
+    def _logits(self, model, examples, dataset):
+        """Each example's logits [N, classes] (its windows' pooled, with
+        --doc_stride)."""
+        f = self.flags
+        logits = glue.predict_logits(model, dataset)
+        if not f.doc_stride:
+            return logits
+        budget = self.preprocessor.seq_length - special_token_count(
+            self.preprocessor)
+        counts = window_counts(token_counts(
+            [e.text_a for e in examples], self.preprocessor.tokenizer),
+            budget, f.doc_stride).numpy()
+        return pool_windows(logits, counts, f.window_pooling)
+
+    def _decide(self, logits):
+        """Class ids (scores for regression) from logits [N, classes]."""
+        return logits[:, 0] if self.problem.is_regression else np.argmax(
+            logits, -1)
+
+    def evaluate(self, model):
+        problem, examples = self.problem, self.eval_examples
+        labels = self._encoded(examples)
+        logits = self._logits(model, examples, self.eval_set)
+        if problem.is_regression:
+            results = glue_metrics.compute(
+                ("pearson", "spearman"), labels, self._decide(logits))
+            main = results
+        elif problem.is_multi_label:
+            probabilities = tf.sigmoid(logits).numpy()
+            truth = labels.astype(bool)
+            self.thresholds = metrics.tune_thresholds(truth, probabilities)
+            results = metrics.multi_label(truth, probabilities >= 0.5,
+                                          problem.labels)
+            results["tuned"] = {
+                **metrics.multi_label(truth, probabilities >= self.thresholds,
+                                      problem.labels),
+                "thresholds": dict(zip(problem.labels,
+                                       self.thresholds.tolist()))}
+            main = {name: results[name] for name in (
+                "micro_f1", "macro_f1", "subset_accuracy")}
+        else:
+            results = metrics.single_label(labels, self._decide(logits),
+                                           problem.labels)
+            main = {name: results[name] for name in (
+                "accuracy", "micro_f1", "macro_f1")}
+        results = {**results, "num_examples": len(examples)}
+        return main, {"eval": results}
+
+    def write_eval_details(self, output_dir):
+        if self.thresholds is not None:
+            runner.write_json(
+                os.path.join(output_dir, THRESHOLDS_FILE),
+                dict(zip(self.problem.labels, self.thresholds.tolist())))
+
+    def write_predictions(self, model, output_dir):
+        f, problem = self.flags, self.problem
+        examples = self.predict_examples
+        dataset, _ = self._dataset(examples, f.eval_batch_size)
+        logits = self._logits(model, examples, dataset)
+        if problem.is_multi_label:
+            chosen = tf.sigmoid(logits).numpy() >= self._thresholds()
+            answers = [f.label_separator.join(
+                label for label, on in zip(problem.labels, row) if on)
+                for row in chosen]
+        else:
+            predictions = self._decide(logits)
+            answers = ([f"{float(p):.6g}" for p in predictions]
+                       if problem.is_regression
+                       else [problem.labels[int(p)] for p in predictions])
+        stem = os.path.splitext(os.path.basename(f.predict_file))[0]
+        path = os.path.join(output_dir, "predictions", f"{stem}.tsv")
+        os.makedirs(os.path.dirname(path), exist_ok=True)
+        with open(path, "w", encoding="utf-8") as file:
+            file.write("id\tprediction\n" + "".join(
+                f"{e.row_id}\t{answer}\n"
+                for e, answer in zip(examples, answers)))
+        print(f"wrote {len(examples)} predictions to {path}")
+
+    def _thresholds(self):
+        """The multi-label decision thresholds: tuned on the eval file in
+        this run, else those saved in --model_dir, else 0.5."""
+        if self.thresholds is not None:
+            return self.thresholds
+        path = os.path.join(self.flags.model_dir, THRESHOLDS_FILE)
+        if os.path.exists(path):
+            with open(path, encoding="utf-8") as file:
+                saved = json.load(file)
+            return np.array([saved[label] for label in self.problem.labels],
+                            np.float32)
+        return np.full(len(self.problem.labels), 0.5, np.float32)
+
+    def serving_module(self, model):
+        from tfbert.export.classifier_serving import ClassifierServingModule
+
+        problem = self.problem
+        if problem.is_multi_label and self.eval_set is not None:
+            # Tuned for the weights exported (the best, or the last).
+            self.evaluate(model)
+            self.write_eval_details(self.flags.model_dir)
+        text_inputs = (("sentence1", "sentence2") if problem.is_pair
+                       else ("sentence",))
+        return ClassifierServingModule(
+            model, self.preprocessor, problem.labels, text_inputs,
+            thresholds=(self._thresholds() if problem.is_multi_label
+                        else None),
+            doc_stride=self.flags.doc_stride or None,
+            window_pooling=self.flags.window_pooling)
+
+
+def main():
+    runner.main(ClassifyTask)
+
+
+if __name__ == "__main__":
+    main()
