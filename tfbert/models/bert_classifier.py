@@ -2,7 +2,9 @@
 
 import keras
 
+from tfbert import families
 from tfbert.layers import ClassificationHead, Pooler
+from tfbert.models.checkpoint_entry import checkpoints
 from tfbert.models.encoder_task_model import EncoderTaskModel
 
 
@@ -60,11 +62,11 @@ class BertClassifier(EncoderTaskModel, keras.Model):
                         **config_overrides):
         """A classifier on the encoder of any family's checkpoint (see
         `tfbert.Encoder.from_pretrained`); the head is newly initialised."""
-        from tfbert.models.encoder import Encoder, encoder_class
-
-        if encoder_class(name_or_path).classification_activation is not None:
+        checkpoint = checkpoints().read_checkpoint(name_or_path)
+        family = families.get(checkpoint.model_type)
+        if family.encoder_class.classification_activation is not None:
             config_overrides.setdefault("use_pooler", False)
-        return cls(Encoder.from_pretrained(name_or_path, **config_overrides),
+        return cls(checkpoints().build_encoder(checkpoint, **config_overrides),
                    num_classes, dropout=dropout)
 
     def task_config(self):

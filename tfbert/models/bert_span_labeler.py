@@ -3,6 +3,7 @@
 import keras
 
 from tfbert.layers import SpanLabelingHead
+from tfbert.models.checkpoint_entry import checkpoints
 from tfbert.models.encoder_task_model import EncoderTaskModel
 
 
@@ -47,7 +48,5 @@ class BertSpanLabeler(EncoderTaskModel, keras.Model):
         """A span labeler on the encoder of any family's checkpoint (see
         `tfbert.Encoder.from_pretrained`), built without a pooler; the head
         is newly initialised."""
-        from tfbert.models.encoder import Encoder
-
         config_overrides.setdefault("use_pooler", False)
-        return cls(Encoder.from_pretrained(name_or_path, **config_overrides))
+        return cls(checkpoints().load_encoder(name_or_path, **config_overrides))
