@@ -20,7 +20,9 @@ from tfbert.metrics import masked_lm as _masked_lm  # Keras registration.
 from tfbert.models import (
     AlbertEncoder, BertClassifier, BertEncoder, BertPretrainer,
     BertSpanLabeler, BertTextClassifier, BertTokenClassifier,
-    DistilBertEncoder, ElectraEncoder, Encoder, RobertaEncoder)
+    DistilBertEncoder, ElectraEncoder, Encoder, MaskedLMPretrainer,
+    RobertaEncoder, SequenceClassifier, SpanLabeler, TextClassifier,
+    TokenClassifier)
 from tfbert.presets import PRESETS
 from tfbert.sentence_encoder import SentenceEncoder
 from tfbert.text import BertPreprocessor, BertTokenizer, Preprocessor
@@ -28,8 +30,11 @@ from tfbert.text import BertPreprocessor, BertTokenizer, Preprocessor
 __version__ = "0.1.0"
 
 __all__ = ["BertConfig", "BertEncoder", "BertTokenizer", "BertPreprocessor",
-           "Preprocessor", "SentenceEncoder", "BertClassifier",
-           "BertTextClassifier", "BertSpanLabeler", "BertTokenClassifier",
-           "BertPretrainer", "PRESETS", "metrics", "training", "__version__",
-           "Encoder", "DistilBertEncoder", "ElectraEncoder", "RobertaEncoder",
-           "AlbertEncoder"]
+           "Preprocessor", "SentenceEncoder", "SequenceClassifier",
+           "TextClassifier", "SpanLabeler", "TokenClassifier",
+           "MaskedLMPretrainer", "PRESETS", "metrics", "training",
+           "__version__", "Encoder", "DistilBertEncoder", "ElectraEncoder",
+           "RobertaEncoder", "AlbertEncoder",
+           # The task models' former names.
+           "BertClassifier", "BertTextClassifier", "BertSpanLabeler",
+           "BertTokenClassifier", "BertPretrainer"]

@@ -6,9 +6,9 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from tfbert.models import BertEncoder
+from tfbert.models import Encoder
 from tfbert.presets import get_preset
-from tfbert.text import BertPreprocessor, BertTokenizer
+from tfbert.text import Preprocessor
 from tfbert.utils.json_file import read_json
 
 POOLINGS = ("mean", "cls")
@@ -64,15 +64,16 @@ def _read_max_seq_length(directory):
 
 
 class SentenceEncoder:
-    """Embeds sentences: tokenize → `BertEncoder` → pool → (L2-normalise).
+    """Embeds sentences: tokenize → encoder → pool → (L2-normalise).
 
     Mean pooling averages `sequence_output` over real tokens (`input_mask`
     1, [CLS] and [SEP] included), as sentence-transformers does; "cls" takes
     the [CLS] position of `sequence_output` (not the tanh pooler).
 
     Args:
-      encoder: a `BertEncoder`.
-      preprocessor: a `BertPreprocessor` packing single sentences.
+      encoder: a `BertEncoder` of any family.
+      preprocessor: the family's preprocessor (`BertPreprocessor` or
+        `Preprocessor`) packing single sentences.
       pooling: "mean" or "cls".
       normalize: L2-normalise each embedding.
 
@@ -114,19 +115,21 @@ class SentenceEncoder:
                   else None)
         directory = preset.directory() if preset is not None else Path(
             name_or_path)
-        encoder = BertEncoder.from_pretrained(name_or_path)
+        encoder = Encoder.from_pretrained(name_or_path)
         if directory is not None and Path(directory).is_dir():
             directory = Path(directory)
             pooling = pooling or _read_pooling(directory)
             if normalize is None:
                 normalize = _reads_normalize(directory)
             seq_length = seq_length or _read_max_seq_length(directory)
-        seq_length = seq_length or encoder.config.max_position_embeddings
-        preprocessor = BertPreprocessor(
-            BertTokenizer.from_pretrained(name_or_path),
-            seq_length=seq_length, pad_to_seq_length=False)
+        seq_length = seq_length or (encoder.config.max_position_embeddings
+                                    - encoder.config.position_offset)
+        preprocessor = Preprocessor.from_pretrained(
+            name_or_path, seq_length=seq_length, pad_to_seq_length=False)
         return cls(encoder, preprocessor, pooling=pooling or "mean",
                    normalize=bool(normalize))
+
+    from_preset = from_pretrained  # keras-hub's name
 
     def _embed_features(self, inputs):
         # Batches are padded to their longest sentence; the encoder skips

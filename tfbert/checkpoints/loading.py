@@ -11,7 +11,7 @@ from tfbert.checkpoints.variable_map import (
     HEAD_PREFIX, POOLER_PREFIX, assign_variables, encoder_variables,
     pretrainer_variables, read_variables)
 from tfbert.config import BertConfig
-from tfbert.models.bert_pretrainer import BertPretrainer
+from tfbert.models.bert_pretrainer import MaskedLMPretrainer
 from tfbert.text.bert_tokenizer import BertTokenizer
 from tfbert.text.vocab import find_vocabulary, load_vocabulary
 from tfbert.utils.atomic import (check_writable, publish_directory,
@@ -185,7 +185,7 @@ def weights_for(encoder, weights):
 
 
 def load_pretrainer(name_or_path, strict=False, **config_overrides):
-    """Builds a `BertPretrainer`, loading the encoder and, when the checkpoint
+    """Builds a `MaskedLMPretrainer`, loading the encoder and, when the checkpoint
     has them, the masked-LM and sentence heads. The encoder is always
     loaded strictly; `strict` extends that to the heads. Any family's
     checkpoint works; a family preset without weights, or a family's HF
@@ -194,11 +194,11 @@ def load_pretrainer(name_or_path, strict=False, **config_overrides):
     family = families.get(checkpoint.model_type)
     if family.model_type != "bert":
         if checkpoint.format == "preset":
-            return BertPretrainer(family.encoder_class(
+            return MaskedLMPretrainer(family.encoder_class(
                 _config_with(checkpoint.config, config_overrides)))
         return _load_family_pretrainer(family, checkpoint, strict,
                                        config_overrides)
-    pretrainer = BertPretrainer(family.encoder_class(
+    pretrainer = MaskedLMPretrainer(family.encoder_class(
         _config_with(checkpoint.config, config_overrides)))
     if checkpoint.weights:
         assign_variables(encoder_variables(pretrainer.encoder),
@@ -213,7 +213,7 @@ def load_pretrainer(name_or_path, strict=False, **config_overrides):
 
 
 def _load_family_pretrainer(family, checkpoint, strict, config_overrides):
-    """A family's HF checkpoint as a `BertPretrainer`: the encoder loaded
+    """A family's HF checkpoint as a `MaskedLMPretrainer`: the encoder loaded
     strictly, the heads of the family's pretraining model where the
     checkpoint has them (with `strict`, all of them). A family with a
     sentence head gets a pooler, random if the checkpoint has none; the
@@ -225,7 +225,7 @@ def _load_family_pretrainer(family, checkpoint, strict, config_overrides):
     encoder = family.encoder_class(
         dataclasses.replace(checkpoint.config, **config_overrides))
     if not checkpoint.weights:
-        return BertPretrainer(encoder)
+        return MaskedLMPretrainer(encoder)
     variables = encoder_variables(encoder)
     if not any(name.startswith(POOLER_PREFIX) for name in checkpoint.weights):
         # The pooler starts random; everything else loads.
@@ -233,7 +233,7 @@ def _load_family_pretrainer(family, checkpoint, strict, config_overrides):
                      if not name.startswith(POOLER_PREFIX)}
     assign_variables(variables, weights_for(encoder, checkpoint.weights),
                      directory, strict=True)
-    pretrainer = BertPretrainer(encoder)
+    pretrainer = MaskedLMPretrainer(encoder)
     variables = {name: value for name, value in
                  pretrainer_variables(pretrainer).items()
                  if name.startswith(HEAD_PREFIX)}

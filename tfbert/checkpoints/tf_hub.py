@@ -26,7 +26,7 @@ import numpy as np
 from tfbert.checkpoints.variable_map import pretrainer_variables
 from tfbert.config import BertConfig
 from tfbert.models.bert_encoder import BertEncoder
-from tfbert.models.bert_pretrainer import BertPretrainer
+from tfbert.models.bert_pretrainer import MaskedLMPretrainer
 from tfbert.utils.tf_hub import asset_path, load_saved_model, tokenizer_settings
 
 # The asset of tfbert's own exports (`tfbert.hub.export_encoder`) that holds
@@ -158,7 +158,7 @@ def _tfbert_names(config):
     Paths depend only on the depth, so a tiny model of the same depth names
     them.
     """
-    tiny = BertPretrainer(BertEncoder(BertConfig(
+    tiny = MaskedLMPretrainer(BertEncoder(BertConfig(
         vocab_size=4, hidden_size=2, num_layers=config.num_layers,
         num_heads=1, intermediate_size=2, max_position_embeddings=2)))
     return {variable.path: canonical for canonical, (variable, _) in

@@ -1,15 +1,16 @@
-"""`BertClassifier`: sequence classification and regression."""
+"""`SequenceClassifier` (formerly `BertClassifier`): sequence
+classification and regression for every family."""
 
 import keras
 
 from tfbert import families
 from tfbert.layers import ClassificationHead, Pooler
 from tfbert.models.checkpoint_entry import checkpoints
-from tfbert.models.encoder_task_model import EncoderTaskModel
+from tfbert.models.encoder_task_model import EncoderTaskModel, loadable_as
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
-class BertClassifier(EncoderTaskModel, keras.Model):
+class SequenceClassifier(EncoderTaskModel, keras.Model):
     """An encoder with a `ClassificationHead` on its pooled output.
 
     What is pooled follows HF's sequence classifier of the encoder's family:
@@ -59,15 +60,21 @@ class BertClassifier(EncoderTaskModel, keras.Model):
 
     @classmethod
     def from_pretrained(cls, name_or_path, num_classes, dropout=0.1,
-                        **config_overrides):
-        """A classifier on the encoder of any family's checkpoint (see
-        `tfbert.Encoder.from_pretrained`); the head is newly initialised."""
+                        name=None, **config_overrides):
+        """A classifier (Keras name `name`) on the encoder of any family's
+        checkpoint (see `tfbert.Encoder.from_pretrained`); the head is newly
+        initialised."""
         checkpoint = checkpoints().read_checkpoint(name_or_path)
         family = families.get(checkpoint.model_type)
         if family.encoder_class.classification_activation is not None:
             config_overrides.setdefault("use_pooler", False)
         return cls(checkpoints().build_encoder(checkpoint, **config_overrides),
-                   num_classes, dropout=dropout)
+                   num_classes, dropout=dropout, name=name)
+
+    from_preset = from_pretrained  # keras-hub's name
 
     def task_config(self):
         return {"num_classes": self.num_classes, "dropout": self.dropout}
+
+
+BertClassifier = loadable_as(SequenceClassifier, "BertClassifier")

@@ -255,6 +255,8 @@ class BertEncoder(keras.Model):
         layout, the other families in theirs (which `transformers` loads)."""
         checkpoints().save_encoder(self, directory, tokenizer=tokenizer)
 
+    from_preset = from_pretrained  # keras-hub's name
+
 
 families.register(families.Family(
     model_type="bert",

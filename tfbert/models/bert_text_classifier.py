@@ -1,22 +1,26 @@
-"""`BertTextClassifier`: raw strings in, class logits (or a score) out."""
+"""`TextClassifier` (formerly `BertTextClassifier`): raw strings in, class
+logits (or a score) out, for every family."""
 
 import keras
 import numpy as np
 import tensorflow as tf
 
 from tfbert.data.batching import prefetch_for_keras
-from tfbert.models.bert_classifier import BertClassifier
-from tfbert.models.encoder_task_model import EncoderTaskModel
-from tfbert.text.bert_preprocessor import BertPreprocessor
+from tfbert import families
+from tfbert.models.bert_classifier import SequenceClassifier
+from tfbert.models.encoder_task_model import EncoderTaskModel, loadable_as
+from tfbert.text.packing_layout import LAYOUTS
+from tfbert.text.preprocessor import Preprocessor
+from tfbert.training.optimization import create_optimizer
 
 DEFAULT_BATCH_SIZE = 32
 PAIR_INPUTS = ("text_a", "text_b")
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
-class BertTextClassifier(EncoderTaskModel, keras.Model):
-    """A `BertPreprocessor` and a `BertClassifier` in one Keras model whose
-    inputs are raw strings: `fit`, `evaluate` and `predict` take lists of
+class TextClassifier(EncoderTaskModel, keras.Model):
+    """A family's preprocessor and a `SequenceClassifier` in one Keras model
+    whose inputs are raw strings: `fit`, `evaluate` and `predict` take lists of
     str, and `save("x.keras")` stores the vocabulary with the weights.
 
     Inputs: tf.string [batch] (one text per example) or, with `is_pair`, a
@@ -33,13 +37,14 @@ class BertTextClassifier(EncoderTaskModel, keras.Model):
     metric that suit `num_classes`.
 
     Args:
-      preprocessor: a `BertPreprocessor` (tokenizer and `seq_length`).
-      classifier: a `BertClassifier`.
+      preprocessor: the encoder family's preprocessor (a `BertPreprocessor`
+        or a `Preprocessor`: tokenizer, layout and `seq_length`).
+      classifier: a `SequenceClassifier`.
       is_pair: examples are text pairs.
 
     Example:
     ```python
-    model = tfbert.BertTextClassifier.from_pretrained(
+    model = tfbert.TextClassifier.from_pretrained(
         "minilm-l6-h384-uncased", num_classes=2, seq_length=64)
     model.compile()
     model.fit(["a fine film", "a dull film"], [1, 0], epochs=3)
@@ -72,38 +77,42 @@ class BertTextClassifier(EncoderTaskModel, keras.Model):
     def from_pretrained(cls, name_or_path, num_classes, seq_length=128,
                         is_pair=False, dropout=0.1,
                         truncation="longest_first", **config_overrides):
-        """A classifier on a pretrained encoder and its own tokenizer.
+        """A classifier on a pretrained encoder of any family and that
+        family's tokenizer and packing.
 
         Args:
           name_or_path: a preset name (see `tfbert.presets`) or a checkpoint
-            directory with a vocabulary (any layout
-            `BertEncoder.from_pretrained` reads).
+            directory with its tokenizer files (any layout
+            `tfbert.Encoder.from_pretrained` reads).
           num_classes: number of classes, or 1 for regression.
           seq_length: tokens per example, special tokens included; at most
             the checkpoint's `max_position_embeddings`.
           is_pair: examples are text pairs.
           dropout: dropout rate before the output layer.
-          truncation: how pairs are cut (see `BertPreprocessor`).
+          truncation: how pairs are cut (see `Preprocessor`).
           **config_overrides: encoder config fields to replace.
         """
-        from tfbert.models.bert_encoder import BertEncoder
-        from tfbert.text.bert_tokenizer import BertTokenizer
-
-        encoder = BertEncoder.from_pretrained(name_or_path, **config_overrides)
-        limit = encoder.config.max_position_embeddings
-        # Room for one token of each segment besides [CLS] and the [SEP]s.
-        minimum = 5 if is_pair else 3
+        classifier = SequenceClassifier.from_pretrained(
+            name_or_path, num_classes, dropout=dropout, name="classifier",
+            **config_overrides)
+        encoder = classifier.encoder
+        limit = (encoder.config.max_position_embeddings
+                 - encoder.config.position_offset)
+        layout = LAYOUTS[families.of_encoder_class(type(encoder)).layout]
+        # Room for one token of each segment besides the special tokens.
+        segments = 2 if is_pair else 1
+        minimum = layout.num_special_tokens(segments) + segments
         if not minimum <= seq_length <= limit:
             raise ValueError(
                 f"seq_length must be in [{minimum}, {limit}] for "
                 f"{name_or_path} (max_position_embeddings={limit}), got "
                 f"{seq_length}")
-        preprocessor = BertPreprocessor(
-            BertTokenizer.from_pretrained(name_or_path), seq_length=seq_length,
-            truncation=truncation, name="preprocessor")
-        classifier = BertClassifier(encoder, num_classes, dropout=dropout,
-                                    name="classifier")
+        preprocessor = Preprocessor.from_pretrained(
+            name_or_path, seq_length=seq_length, truncation=truncation,
+            name="preprocessor")
         return cls(preprocessor, classifier, is_pair=is_pair)
+
+    from_preset = from_pretrained  # keras-hub's name
 
     def compile(self, optimizer="auto", loss="auto", metrics="auto",
                 learning_rate=2e-5, warmup_fraction=0.1, weight_decay=0.01,
@@ -142,8 +151,6 @@ class BertTextClassifier(EncoderTaskModel, keras.Model):
         super().compile(optimizer=optimizer, **kwargs)
 
     def _create_optimizer(self, total_steps):
-        from tfbert.training.optimization import create_optimizer
-
         settings = self._auto_optimizer
         return create_optimizer(
             settings["learning_rate"], total_steps=total_steps,
@@ -234,3 +241,6 @@ def _texts(values):
         raise ValueError(f"texts must be a flat list of str, got shape "
                          f"{texts.shape}")
     return texts
+
+
+BertTextClassifier = loadable_as(TextClassifier, "BertTextClassifier")

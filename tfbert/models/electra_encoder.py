@@ -68,6 +68,8 @@ class ElectraDiscriminator(EncoderTaskModel, keras.Model):
                 "discriminator head")
         return model
 
+    from_preset = from_pretrained  # keras-hub's name
+
     def save_pretrained(self, directory, tokenizer=None):
         """Writes HF's `ElectraForPreTraining` layout (and `tokenizer`'s
         files), which `from_pretrained` and `transformers` read."""

@@ -70,6 +70,8 @@ class Encoder:
         return checkpoints().load_encoder(name_or_path, strict=strict,
                                         **config_overrides)
 
+    from_preset = from_pretrained  # keras-hub's name
+
 
 @keras.saving.register_keras_serializable(package="tfbert")
 class FamilyEncoder(BertEncoder):

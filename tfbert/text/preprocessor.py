@@ -30,6 +30,9 @@ from tfbert.text.segment_preprocessor import (SegmentPreprocessor,
                                               truncated_lengths)
 from tfbert.text.sentencepiece_tokenizer import SentencePieceTokenizer
 
+# Inputs passed as they are (symbolic ones build a model, e.g. a
+# `TextClassifier`).
+_TENSORS = (tf.Tensor, keras.KerasTensor)
 # The tokenizers, by the class names the family registry and a saved
 # `Preprocessor` use.
 TOKENIZERS = {cls.__name__: cls for cls in (
@@ -80,10 +83,10 @@ class Preprocessor(SegmentPreprocessor):
                 isinstance(x, (str, bytes)) for x in inputs):
             inputs = tf.constant(list(inputs), tf.string)
         elif isinstance(inputs, (list, tuple)):
-            inputs = tuple(tf.convert_to_tensor(x, tf.string)
-                           if not isinstance(x, tf.Tensor) else x
+            inputs = tuple(x if isinstance(x, _TENSORS)
+                           else tf.convert_to_tensor(x, tf.string)
                            for x in inputs)
-        elif not isinstance(inputs, tf.Tensor):
+        elif not isinstance(inputs, _TENSORS):
             inputs = tf.convert_to_tensor(inputs, tf.string)
         return super().__call__(inputs, *args, **kwargs)
 
