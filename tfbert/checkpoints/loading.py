@@ -185,9 +185,9 @@ def weights_for(encoder, weights):
 
 
 def load_pretrainer(name_or_path, strict=False, **config_overrides):
-    """Builds a `MaskedLMPretrainer`, loading the encoder and, when the checkpoint
-    has them, the masked-LM and sentence heads. The encoder is always
-    loaded strictly; `strict` extends that to the heads. Any family's
+    """Builds a `MaskedLMPretrainer`, loading the encoder and, when the
+    checkpoint has them, the masked-LM and sentence heads. The encoder is
+    always loaded strictly; `strict` extends that to the heads. Any family's
     checkpoint works; a family preset without weights, or a family's HF
     directory with only a config, gives a randomly initialised model."""
     checkpoint = read_checkpoint(name_or_path, allow_no_weights=True)

@@ -27,7 +27,8 @@ from tfbert.checkpoints.variable_map import pretrainer_variables
 from tfbert.config import BertConfig
 from tfbert.models.bert_encoder import BertEncoder
 from tfbert.models.bert_pretrainer import MaskedLMPretrainer
-from tfbert.utils.tf_hub import asset_path, load_saved_model, tokenizer_settings
+from tfbert.utils.tf_hub import (asset_path, load_saved_model,
+                                 tokenizer_settings)
 
 # The asset of tfbert's own exports (`tfbert.hub.export_encoder`) that holds
 # the encoder's config.
@@ -133,7 +134,8 @@ def _infer_config(named, directory):
     def shape(name):
         if name not in named:
             raise ValueError(f"{directory}: no variable for {name} (the TF Hub "
-                             "names are listed in tfbert/checkpoints/tf_hub.py)")
+                             "names are listed in "
+                             "tfbert/checkpoints/tf_hub.py)")
         return named[name][1].shape
 
     vocab_size, hidden_size = shape("bert/embeddings/word_embeddings")

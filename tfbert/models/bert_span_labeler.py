@@ -50,7 +50,8 @@ class SpanLabeler(EncoderTaskModel, keras.Model):
         `tfbert.Encoder.from_pretrained`), built without a pooler; the head
         is newly initialised."""
         config_overrides.setdefault("use_pooler", False)
-        return cls(checkpoints().load_encoder(name_or_path, **config_overrides))
+        return cls(checkpoints().load_encoder(name_or_path,
+                                              **config_overrides))
 
     from_preset = from_pretrained  # keras-hub's name
 
