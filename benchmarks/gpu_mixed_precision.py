@@ -60,9 +60,12 @@ def _import_numeric_model():
         sys.modules[name] = module
     for name in FAMILY_MODULES:  # each registers its family
         importlib.import_module(f"tfbert.models.{name}")
-    from tfbert import presets
+    from tfbert import families, presets
     from tfbert.models.bert_classifier import BertClassifier
-    from tfbert.models.encoder import encoder_class
+
+    def encoder_class(name):
+        return families.family_of(name).encoder_class
+
     return presets, encoder_class, BertClassifier
 
 

@@ -28,18 +28,21 @@ from tfbert.metrics import masked_lm as _masked_lm  # Keras registration.
 from tfbert.models import (
     AlbertEncoder, BertClassifier, BertEncoder, BertMultipleChoice,
     BertPretrainer, BertSpanLabeler, BertTextClassifier, BertTokenClassifier,
-    DistilBertEncoder, ElectraEncoder, Encoder, RobertaEncoder,
-    SentenceEncoder)
+    DistilBertEncoder, ElectraEncoder, Encoder, MaskedLMPretrainer,
+    RobertaEncoder, SentenceEncoder, SequenceClassifier, SpanLabeler,
+    TextClassifier, TokenClassifier)
 from tfbert.presets import PRESETS
 from tfbert.text import BertPreprocessor, BertTokenizer, Preprocessor
 
 __version__ = "0.1.0"
 
 __all__ = ["BertConfig", "BertEncoder", "BertTokenizer", "BertPreprocessor",
-           "Preprocessor", "SentenceEncoder", "BertClassifier",
-           "BertTextClassifier", "BertSpanLabeler", "BertTokenClassifier",
-           "BertPretrainer", "PRESETS", "losses", "metrics", "search",
-           "training", "__version__",
-           "Encoder", "DistilBertEncoder", "ElectraEncoder", "RobertaEncoder",
-           "AlbertEncoder", "FeatureExtractor", "MaskFiller",
-           "BertMultipleChoice", "quiet_tensorflow_start"]
+           "Preprocessor", "SentenceEncoder", "SequenceClassifier",
+           "TextClassifier", "SpanLabeler", "TokenClassifier",
+           "MaskedLMPretrainer", "BertMultipleChoice", "FeatureExtractor",
+           "MaskFiller", "PRESETS", "losses", "metrics", "search", "training",
+           "__version__", "Encoder", "DistilBertEncoder", "ElectraEncoder",
+           "RobertaEncoder", "AlbertEncoder", "quiet_tensorflow_start",
+           # The task models' former names.
+           "BertClassifier", "BertTextClassifier", "BertSpanLabeler",
+           "BertTokenClassifier", "BertPretrainer"]

@@ -1,5 +1,6 @@
-"""BertTextClassifier: raw strings through fit/predict, compile defaults,
-.keras round trips in a fresh process, and the documented snippet."""
+"""TextClassifier (formerly BertTextClassifier): raw strings through
+fit/predict for every family, compile defaults, .keras round trips in a
+fresh process, and the documented snippet."""
 
 import ast
 import json
@@ -15,6 +16,7 @@ import tensorflow as tf
 
 import tfbert
 from tests.conftest import REPO_ROOT
+from tfbert import families
 from tfbert.data import glue
 
 TEXTS = ["a fine film", "a dull film", "great acting", "awful plot",
@@ -83,6 +85,31 @@ def test_pair_regression(tiny_checkpoint):
     assert logits.shape == (2, 1)
     swapped = model.predict((TEXTS[2:4], TEXTS[:2]), verbose=0)
     assert np.abs(logits - swapped).max() > 0   # segment order matters
+
+
+@pytest.mark.parametrize("family", ["distilbert", "roberta", "albert"])
+def test_every_family_classifies_raw_text_as_its_hf_tokenizer_reads_it(
+        zoo_checkpoints, family):
+    """The logits of raw strings equal the classifier's on the ids HF's own
+    tokenizer of the checkpoint gives (RoBERTa: byte-level BPE and
+    `<s> A </s>`; ALBERT: SentencePiece)."""
+    from transformers import AutoTokenizer
+
+    directory = zoo_checkpoints[family]
+    model = tfbert.TextClassifier.from_pretrained(directory, num_classes=2,
+                                                  seq_length=16)
+    assert isinstance(model.classifier.encoder,
+                      families.get(family).encoder_class)
+    ids = AutoTokenizer.from_pretrained(directory)(
+        TEXTS[:3], padding="max_length", max_length=16, truncation=True,
+        return_tensors="np")
+    expected = model.classifier({
+        "input_word_ids": ids["input_ids"].astype("int32"),
+        "input_mask": ids["attention_mask"].astype("int32"),
+        "input_type_ids": np.zeros_like(ids["input_ids"], "int32")},
+        training=False)
+    np.testing.assert_allclose(model.predict(TEXTS[:3], verbose=0),
+                               expected, atol=1e-5)
 
 
 def test_bad_arguments_are_clear(tiny_checkpoint, classifier):

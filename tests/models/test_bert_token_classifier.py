@@ -1,11 +1,12 @@
-"""BertTokenClassifier: CRF option, loss, decoding and .keras round trip."""
+"""TokenClassifier (formerly BertTokenClassifier): CRF option, loss,
+decoding, .keras round trip and from_pretrained."""
 
 import keras
 import numpy as np
 import pytest
 
 from tfbert.config import BertConfig
-from tfbert.models import BertEncoder, BertTokenClassifier
+from tfbert.models import BertEncoder, BertTokenClassifier, TokenClassifier
 from tfbert.models.bert_token_classifier import token_classification_loss
 
 LABELS = ["O", "B-PER", "I-PER"]
@@ -57,3 +58,13 @@ def test_softmax_loss_ignores_negative_labels():
                              "float32"))
     loss = token_classification_loss(np.array([[0, -100]]), logits)
     np.testing.assert_allclose(loss.numpy(), -np.log(0.5), rtol=1e-6)
+
+
+def test_from_pretrained_loads_the_encoder_without_a_pooler(tiny_checkpoint):
+    model = TokenClassifier.from_preset(tiny_checkpoint, 3, use_crf=True,
+                                        labels=LABELS)
+    assert model.encoder.pooler is None and model.use_crf
+    reference = BertEncoder.from_pretrained(tiny_checkpoint)
+    np.testing.assert_array_equal(
+        model.encoder.embeddings.word_embeddings.numpy(),
+        reference.embeddings.word_embeddings.numpy())

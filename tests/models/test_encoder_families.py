@@ -13,10 +13,10 @@ import torch
 import transformers
 
 from tfbert import BertClassifier, BertSpanLabeler, BertTokenClassifier
+from tfbert import families
 from tfbert.checkpoints import hf
 from tfbert.checkpoints.variable_map import encoder_variables
 
-from tfbert.models.encoder import _FAMILIES
 from tfbert.presets import get_preset
 from tfbert.models import (
     AlbertEncoder, BertEncoder, DistilBertEncoder, ElectraDiscriminator,
@@ -307,7 +307,7 @@ def test_family_presets_match_the_published_configs(name):
     values = PUBLISHED_CONFIGS[name]
     preset = get_preset(name)
     assert preset.model_type == values["model_type"]
-    family = _FAMILIES[preset.model_type]
+    family = families.get(preset.model_type)
     expected = family.config_from_hf(values)
     if family.model_type in ("roberta", "albert"):  # their base models pool
         assert expected.use_pooler
@@ -385,7 +385,7 @@ def test_span_labeler_loss_and_gradients_match_hf(family, tmp_path):
 
     # HF's gradients, named like the checkpoint and converted as loading
     # converts the weights.
-    family_spec = _FAMILIES[family]
+    family_spec = families.get(family)
     prefix = family_spec.hf_prefix
     theirs = hf.canonical_weights({
         family_spec.bert_name(name.removeprefix(prefix)):

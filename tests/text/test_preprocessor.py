@@ -119,7 +119,7 @@ def test_tokenizer_arguments_reach_the_tokenizer(zoo_checkpoints):
 def test_unknown_model_type_names_file_and_field(tmp_path):
     (tmp_path / "config.json").write_text(json.dumps({"model_type": "gpt2"}))
     with pytest.raises(ValueError,
-                       match=r"config.json: field model_type is 'gpt2'"):
+                       match=r"config.json: model_type 'gpt2' is not a known"):
         Preprocessor.from_pretrained(tmp_path)
 
 

@@ -12,6 +12,7 @@ import os
 import keras
 
 from tfbert.checkpoints.variable_map import encoder_variables, read_variables
+from tfbert.models.bert_encoder import BertEncoder
 
 
 def is_keras_file(path):
@@ -28,8 +29,6 @@ def _load(path):
 
 
 def _encoder_of(model, path):
-    from tfbert.models.bert_encoder import BertEncoder
-
     if isinstance(model, BertEncoder):
         encoder = model
     elif hasattr(model, "classifier"):

@@ -65,7 +65,7 @@ def encoder_variables(encoder):
 def pretrainer_variables(pretrainer):
     """Like `encoder_variables`, plus the masked-LM head and (where the
     model has one) the next-sentence / sentence-order head of a
-    `BertPretrainer`."""
+    `MaskedLMPretrainer`."""
     mlm = pretrainer.masked_lm_head
     names = encoder_variables(pretrainer.encoder)
     names.update({

@@ -86,8 +86,10 @@ EXPORT_PRECISIONS = {"float32": "float32", "bfloat16": "bfloat16"}
 # Kernels an export may hold as graph constants: a GraphDef
 # (saved_model.pb) must stay under protobuf's 2 GB.
 MAX_CONSTANT_BYTES = 1_500_000_000
-# Column shards of each feed-forward layer in an export, by default: one per
-# core of the 2-core machine it was measured on (4 were slower than 2 there).
+# Column shards of each feed-forward layer in an export, by default: two, so
+# that a small batch's feed-forward matmuls run side by side on two cores
+# (the serving benchmarks' CPUs have two; --export_feed_forward_shards sets
+# it for a server with more).
 FEED_FORWARD_SHARDS = 2
 
 

@@ -1,7 +1,8 @@
 """TF Hub interoperability: tfbert models as TF Hub BERT SavedModels (an
-encoder and its matching preprocessor), and TF Hub BERT encoders as
-checkpoints `from_pretrained` reads."""
+encoder and its matching preprocessor). Reading TF Hub encoders as
+checkpoints is `tfbert.checkpoints.tf_hub`'s (re-exported here)."""
 
-from tfbert.hub.checkpoint import is_hub_saved_model, read_hub_checkpoint
+from tfbert.checkpoints.tf_hub import read_hub_checkpoint
 from tfbert.hub.encoder import export_encoder
 from tfbert.hub.preprocessor import bert_pack_inputs, export_preprocessor
+from tfbert.utils.tf_hub import is_hub_saved_model

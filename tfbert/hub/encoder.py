@@ -33,6 +33,7 @@ import tempfile
 
 import tensorflow as tf
 
+from tfbert.checkpoints.tf_hub import CONFIG_ATTRIBUTE
 from tfbert.hub.saving import save_atomically
 from tfbert.models.bert_encoder import INPUT_NAMES
 from tfbert.utils.atomic import check_writable
@@ -45,8 +46,6 @@ _TOKENIZER_ASSETS = {
     "ByteBpeTokenizer": (("vocab_file", "vocab.json"),
                          ("merges_file", "merges.txt")),
 }
-# The root attribute holding that asset.
-CONFIG_ATTRIBUTE = "tfbert_config_file"
 
 
 def _tf_variables(variables):

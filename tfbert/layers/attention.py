@@ -48,12 +48,11 @@ def _tensorflow_inference_context(query, key, value, bias):
 
     With oneDNN (TensorFlow's default on CPUs with AVX512_VNNI, AVX512_BF16
     or AMX) batch matmuls and softmax run as oneDNN kernels, each with a
-    fixed cost of ~50-90 us: on one sentence that cost is most of the
-    attention core's time, and TensorFlow's own kernels (`BatchMatMulV3`
-    and `LogSoftmax`, which oneDNN does not take over) do the same work 1.6x
-    (25 tokens) to 4x (8 tokens) faster. From ~2,000 scores per head on,
-    oneDNN's are faster (up to 3x at batch 32), so a `tf.cond` picks per
-    call: up to `SMALL_ATTENTION_SCORES` the small kernels.
+    fixed cost per call: on one sentence that cost is most of the attention
+    core's time, and TensorFlow's own kernels (`BatchMatMulV3` and
+    `LogSoftmax`, which oneDNN does not take over) do the same work faster.
+    On larger problems oneDNN's are faster, so a `tf.cond` picks per call:
+    up to `SMALL_ATTENTION_SCORES` the small kernels.
 
     Args and returns: as `_scaled_dot_product` (no dropout), the inputs in
     float32 or bfloat16.

@@ -3,9 +3,9 @@ shared by every layer."""
 
 import keras
 
+from tfbert.families import Family, register
 from tfbert.models.encoder import (
-    Family, FamilyEncoder, bert_style_config, bert_style_hf_config,
-    register_family)
+    FamilyEncoder, bert_style_config, bert_style_hf_config)
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
@@ -40,9 +40,11 @@ def config_to_hf(config):
         num_hidden_groups=1, inner_group_num=1)
 
 
-register_family(Family(
+register(Family(
     model_type="albert",
     encoder_class=AlbertEncoder,
+    tokenizer="SentencePieceTokenizer",
+    layout="bert",
     config_from_hf=config_from_hf,
     config_to_hf=config_to_hf,
     hf_prefix="albert.",

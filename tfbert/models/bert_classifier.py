@@ -1,13 +1,16 @@
-"""`BertClassifier`: sequence classification and regression."""
+"""`SequenceClassifier` (formerly `BertClassifier`): sequence
+classification and regression for every family."""
 
 import keras
 
+from tfbert import families
 from tfbert.layers import ClassificationHead, Pooler
-from tfbert.models.encoder_task_model import EncoderTaskModel
+from tfbert.models.checkpoint_entry import checkpoints
+from tfbert.models.encoder_task_model import EncoderTaskModel, loadable_as
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
-class BertClassifier(EncoderTaskModel, keras.Model):
+class SequenceClassifier(EncoderTaskModel, keras.Model):
     """An encoder with a `ClassificationHead` on its pooled output.
 
     What is pooled follows HF's sequence classifier of the encoder's family:
@@ -90,16 +93,23 @@ class BertClassifier(EncoderTaskModel, keras.Model):
 
     @classmethod
     def from_pretrained(cls, name_or_path, num_classes, dropout=0.1,
-                        label_names=None, **config_overrides):
-        """A classifier on the encoder of any family's checkpoint (see
-        `tfbert.Encoder.from_pretrained`); the head is newly initialised."""
-        from tfbert.models.encoder import Encoder, encoder_class
-
-        if encoder_class(name_or_path).classification_activation is not None:
+                        label_names=None, name=None, **config_overrides):
+        """A classifier (Keras name `name`) on the encoder of any family's
+        checkpoint (see `tfbert.Encoder.from_pretrained`); the head is newly
+        initialised."""
+        checkpoint = checkpoints().read_checkpoint(name_or_path)
+        family = families.get(checkpoint.model_type)
+        if family.encoder_class.classification_activation is not None:
             config_overrides.setdefault("use_pooler", False)
-        return cls(Encoder.from_pretrained(name_or_path, **config_overrides),
-                   num_classes, dropout=dropout, label_names=label_names)
+        return cls(checkpoints().build_encoder(checkpoint, **config_overrides),
+                   num_classes, dropout=dropout, label_names=label_names,
+                   name=name)
+
+    from_preset = from_pretrained  # keras-hub's name
 
     def task_config(self):
         return {"num_classes": self.num_classes, "dropout": self.dropout,
                 "label_names": self.label_names}
+
+
+BertClassifier = loadable_as(SequenceClassifier, "BertClassifier")

@@ -3,7 +3,9 @@
 import keras
 import numpy as np
 
+from tfbert import families
 from tfbert.config import BertConfig
+from tfbert.models.checkpoint_entry import checkpoints
 from tfbert.layers import (BertEmbeddings, Pooler, TokenPacking,
                            TransformerBlock, padded_to,
                            trailing_padding_removed)
@@ -240,15 +242,29 @@ class BertEncoder(keras.Model):
         keras-hub BERT preset directory; a `save_pretrained` directory.
         `config_overrides` replace config fields (e.g. `hidden_dropout=0.2`).
         With `strict`, any checkpoint variable left unused or any encoder
-        variable left unset is an error listing them.
+        variable left unset is an error listing them. A checkpoint of
+        another family is an error (`tfbert.Encoder.from_pretrained` builds
+        any family).
         """
-        from tfbert.checkpoints import load_encoder
-
-        return load_encoder(name_or_path, strict=strict, **config_overrides)
+        return checkpoints().load_encoder(name_or_path, strict=strict,
+                                        encoder_class=cls, **config_overrides)
 
     def save_pretrained(self, directory, tokenizer=None):
-        """Writes config, weights (and the tokenizer's vocabulary) so that
-        `from_pretrained(directory)` restores this encoder."""
-        from tfbert.checkpoints import save_encoder
+        """Writes config, weights (and the tokenizer's files) so that
+        `from_pretrained(directory)` restores this encoder: BERT in HF's
+        layout, the other families in theirs (which `transformers` loads)."""
+        checkpoints().save_encoder(self, directory, tokenizer=tokenizer)
 
-        save_encoder(self, directory, tokenizer=tokenizer)
+    from_preset = from_pretrained  # keras-hub's name
+
+
+families.register(families.Family(
+    model_type="bert",
+    encoder_class=BertEncoder,
+    tokenizer="BertTokenizer",
+    layout="bert",
+    config_from_hf=BertConfig.from_dict,
+    config_to_hf=None,
+    hf_prefix="bert.",
+    pretraining_class="BertForPreTraining",
+    formats=families.FORMATS))

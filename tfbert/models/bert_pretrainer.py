@@ -1,13 +1,15 @@
-"""`BertPretrainer`: an encoder of any family with its pretraining heads."""
+"""`MaskedLMPretrainer` (formerly `BertPretrainer`): an encoder of any
+family with its pretraining heads."""
 
 import keras
 
 from tfbert.layers import MaskedLMHead, NextSentenceHead
-from tfbert.models.encoder_task_model import EncoderTaskModel
+from tfbert.models.checkpoint_entry import checkpoints
+from tfbert.models.encoder_task_model import EncoderTaskModel, loadable_as
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
-class BertPretrainer(EncoderTaskModel, keras.Model):
+class MaskedLMPretrainer(EncoderTaskModel, keras.Model):
     """Masked-LM pretraining model, with the family's sentence-pair head.
 
     The masked-LM decoder is tied to the encoder's word-embedding variable:
@@ -66,3 +68,16 @@ class BertPretrainer(EncoderTaskModel, keras.Model):
             logits["next_sentence_logits"] = self.next_sentence_head(
                 outputs["pooled_output"])
         return logits
+
+    @classmethod
+    def from_pretrained(cls, name_or_path, strict=False, **config_overrides):
+        """The encoder of any family's checkpoint (loaded strictly) with its
+        pretraining heads where the checkpoint has them (with `strict`, they
+        must be there); see `tfbert.checkpoints.load_pretrainer`."""
+        return checkpoints().load_pretrainer(name_or_path, strict=strict,
+                                             **config_overrides)
+
+    from_preset = from_pretrained  # keras-hub's name
+
+
+BertPretrainer = loadable_as(MaskedLMPretrainer, "BertPretrainer")

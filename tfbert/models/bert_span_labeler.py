@@ -1,13 +1,15 @@
-"""`BertSpanLabeler`: start/end logits for extractive question answering."""
+"""`SpanLabeler` (formerly `BertSpanLabeler`): start/end logits for
+extractive question answering."""
 
 import keras
 
 from tfbert.layers import SpanLabelingHead
-from tfbert.models.encoder_task_model import EncoderTaskModel
+from tfbert.models.checkpoint_entry import checkpoints
+from tfbert.models.encoder_task_model import EncoderTaskModel, loadable_as
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
-class BertSpanLabeler(EncoderTaskModel, keras.Model):
+class SpanLabeler(EncoderTaskModel, keras.Model):
     """An encoder with a `SpanLabelingHead` on its sequence output.
 
     Inputs: the encoder's input dict. Outputs: a dict of float32
@@ -56,7 +58,11 @@ class BertSpanLabeler(EncoderTaskModel, keras.Model):
         """A span labeler on the encoder of any family's checkpoint (see
         `tfbert.Encoder.from_pretrained`), built without a pooler; the head
         is newly initialised."""
-        from tfbert.models.encoder import Encoder
-
         config_overrides.setdefault("use_pooler", False)
-        return cls(Encoder.from_pretrained(name_or_path, **config_overrides))
+        return cls(checkpoints().load_encoder(name_or_path,
+                                              **config_overrides))
+
+    from_preset = from_pretrained  # keras-hub's name
+
+
+BertSpanLabeler = loadable_as(SpanLabeler, "BertSpanLabeler")

@@ -1,24 +1,27 @@
-"""`BertTextClassifier`: raw strings in, class logits (or a score) out."""
+"""`TextClassifier` (formerly `BertTextClassifier`): raw strings in, class
+logits (or a score) out, for every family."""
 
 import keras
 import numpy as np
 import tensorflow as tf
 
+from tfbert import families
 from tfbert.data.batching import prefetch_for_keras
-from tfbert.models.bert_classifier import BertClassifier
-from tfbert.models.encoder_task_model import EncoderTaskModel
+from tfbert.models.bert_classifier import SequenceClassifier
+from tfbert.models.encoder_task_model import EncoderTaskModel, loadable_as
 from tfbert.models.raw_text_model import RawTextModel, texts_tensor
-from tfbert.text.bert_preprocessor import BertPreprocessor
+from tfbert.text.packing_layout import LAYOUTS
+from tfbert.text.preprocessor import Preprocessor
 
 DEFAULT_BATCH_SIZE = 32
 PAIR_INPUTS = ("text_a", "text_b")
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
-class BertTextClassifier(RawTextModel, EncoderTaskModel, keras.Model):
-    """A `BertPreprocessor` and a `BertClassifier` in one Keras model whose
-    inputs are raw strings: `fit`, `evaluate` and `predict` take lists of
-    str, and `save("x.keras")` stores the vocabulary with the weights.
+class TextClassifier(RawTextModel, EncoderTaskModel, keras.Model):
+    """A family's preprocessor and a `SequenceClassifier` in one Keras model
+    whose inputs are raw strings: `fit`, `evaluate` and `predict` take lists
+    of str, and `save("x.keras")` stores the vocabulary with the weights.
 
     Inputs: tf.string [batch] (one text per example) or, with `is_pair`, a
     dict `text_a`, `text_b` of tf.string [batch] (`fit`, `evaluate` and
@@ -34,13 +37,14 @@ class BertTextClassifier(RawTextModel, EncoderTaskModel, keras.Model):
     metric that suit `num_classes`.
 
     Args:
-      preprocessor: a `BertPreprocessor` (tokenizer and `seq_length`).
-      classifier: a `BertClassifier`.
+      preprocessor: the encoder family's preprocessor (a `BertPreprocessor`
+        or a `Preprocessor`: tokenizer, layout and `seq_length`).
+      classifier: a `SequenceClassifier`.
       is_pair: examples are text pairs.
 
     Example:
     ```python
-    model = tfbert.BertTextClassifier.from_pretrained(
+    model = tfbert.TextClassifier.from_pretrained(
         "minilm-l6-h384-uncased", num_classes=2, seq_length=64)
     model.compile()
     model.fit(["a fine film", "a dull film"], [1, 0], epochs=3)
@@ -73,7 +77,7 @@ class BertTextClassifier(RawTextModel, EncoderTaskModel, keras.Model):
 
     @property
     def label_names(self):
-        """The class names (`BertClassifier.class_names`); None for
+        """The class names (`SequenceClassifier.class_names`); None for
         regression."""
         return self.classifier.class_names()
 
@@ -82,41 +86,44 @@ class BertTextClassifier(RawTextModel, EncoderTaskModel, keras.Model):
                         is_pair=False, dropout=0.1,
                         truncation="longest_first", label_names=None,
                         **config_overrides):
-        """A classifier on a pretrained encoder and its own tokenizer.
+        """A classifier on a pretrained encoder of any family and that
+        family's tokenizer and packing.
 
         Args:
           name_or_path: a preset name (see `tfbert.presets`) or a checkpoint
-            directory with a vocabulary (any layout
-            `BertEncoder.from_pretrained` reads).
+            directory with its tokenizer files (any layout
+            `tfbert.Encoder.from_pretrained` reads).
           num_classes: number of classes, or 1 for regression.
           seq_length: tokens per example, special tokens included; at most
             the checkpoint's `max_position_embeddings`.
           is_pair: examples are text pairs.
           dropout: dropout rate before the output layer.
-          truncation: how pairs are cut (see `BertPreprocessor`).
+          truncation: how pairs are cut (see `Preprocessor`).
           label_names: class names in id order (`classify` and the serving
             export's `label`); by default the class ids as strings.
           **config_overrides: encoder config fields to replace.
         """
-        from tfbert.models.bert_encoder import BertEncoder
-        from tfbert.text.bert_tokenizer import BertTokenizer
-
-        encoder = BertEncoder.from_pretrained(name_or_path, **config_overrides)
-        limit = encoder.config.max_position_embeddings
-        # Room for one token of each segment besides [CLS] and the [SEP]s.
-        minimum = 5 if is_pair else 3
+        classifier = SequenceClassifier.from_pretrained(
+            name_or_path, num_classes, dropout=dropout,
+            label_names=label_names, name="classifier", **config_overrides)
+        encoder = classifier.encoder
+        limit = (encoder.config.max_position_embeddings
+                 - encoder.config.position_offset)
+        layout = LAYOUTS[families.of_encoder_class(type(encoder)).layout]
+        # Room for one token of each segment besides the special tokens.
+        segments = 2 if is_pair else 1
+        minimum = layout.num_special_tokens(segments) + segments
         if not minimum <= seq_length <= limit:
             raise ValueError(
                 f"seq_length must be in [{minimum}, {limit}] for "
                 f"{name_or_path} (max_position_embeddings={limit}), got "
                 f"{seq_length}")
-        preprocessor = BertPreprocessor(
-            BertTokenizer.from_pretrained(name_or_path), seq_length=seq_length,
-            truncation=truncation, name="preprocessor")
-        classifier = BertClassifier(encoder, num_classes, dropout=dropout,
-                                    label_names=label_names,
-                                    name="classifier")
+        preprocessor = Preprocessor.from_pretrained(
+            name_or_path, seq_length=seq_length, truncation=truncation,
+            name="preprocessor")
         return cls(preprocessor, classifier, is_pair=is_pair)
+
+    from_preset = from_pretrained  # keras-hub's name
 
     def _default_loss_and_metrics(self, loss, metrics):
         """"auto" loss: sparse softmax cross-entropy on the logits (labels
@@ -204,3 +211,5 @@ class BertTextClassifier(RawTextModel, EncoderTaskModel, keras.Model):
     def task_config(self):
         return {"is_pair": self.is_pair}
 
+
+BertTextClassifier = loadable_as(TextClassifier, "BertTextClassifier")

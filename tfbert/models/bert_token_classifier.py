@@ -1,11 +1,13 @@
-"""`BertTokenClassifier`: per-token tags (NER), softmax or CRF."""
+"""`TokenClassifier` (formerly `BertTokenClassifier`): per-token tags
+(NER), softmax or CRF."""
 
 import keras
 import tensorflow as tf
 
 from tfbert.layers import TokenClassificationHead
 from tfbert.layers.crf import CRF, compact, iob2_constraints
-from tfbert.models.encoder_task_model import EncoderTaskModel
+from tfbert.models.checkpoint_entry import checkpoints
+from tfbert.models.encoder_task_model import EncoderTaskModel, loadable_as
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
@@ -29,7 +31,7 @@ def token_classification_loss(labels, logits):
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
-class BertTokenClassifier(EncoderTaskModel, keras.Model):
+class TokenClassifier(EncoderTaskModel, keras.Model):
     """An encoder with a `TokenClassificationHead` on its sequence output,
     optionally followed by a linear-chain `CRF`.
 
@@ -126,6 +128,18 @@ class BertTokenClassifier(EncoderTaskModel, keras.Model):
         tags = tf.gather(word_tags, tf.maximum(slot, 0), batch_dims=1)
         return tf.where(word_mask, tags, -1)
 
+    @classmethod
+    def from_pretrained(cls, name_or_path, num_labels, dropout=0.1,
+                        use_crf=False, labels=None, **config_overrides):
+        """A token classifier on the encoder of any family's checkpoint
+        (see `tfbert.Encoder.from_pretrained`), built without a pooler; the
+        head is newly initialised."""
+        config_overrides.setdefault("use_pooler", False)
+        return cls(checkpoints().load_encoder(name_or_path, **config_overrides),
+                   num_labels, dropout=dropout, use_crf=use_crf, labels=labels)
+
+    from_preset = from_pretrained  # keras-hub's name
+
     def serving_module(self, tokenizer, max_seq_length, **options):
         """The `NerServingModule` of this model (see `export_for_serving`):
         `text` in, words, tags and entities out, named by `labels` (which
@@ -135,7 +149,7 @@ class BertTokenClassifier(EncoderTaskModel, keras.Model):
         from tfbert.export.ner_serving import NerServingModule
 
         if self.labels is None:
-            raise ValueError("a BertTokenClassifier built without labels has "
+            raise ValueError("a TokenClassifier built without labels has "
                              "no tag names to export")
         return NerServingModule(self, tokenizer, self.labels, max_seq_length,
                                 **options)
@@ -143,3 +157,6 @@ class BertTokenClassifier(EncoderTaskModel, keras.Model):
     def task_config(self):
         return {"num_labels": self.num_labels, "dropout": self.dropout,
                 "use_crf": self.use_crf, "labels": self.labels}
+
+
+BertTokenClassifier = loadable_as(TokenClassifier, "BertTokenClassifier")

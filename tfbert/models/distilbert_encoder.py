@@ -4,7 +4,8 @@ or pooler."""
 import keras
 
 from tfbert.config import BertConfig, hf_activation
-from tfbert.models.encoder import Family, FamilyEncoder, register_family
+from tfbert.families import Family, register
+from tfbert.models.encoder import FamilyEncoder
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
@@ -59,9 +60,11 @@ def config_to_hf(config):
         sinusoidal_pos_embds=False, pad_token_id=0)
 
 
-register_family(Family(
+register(Family(
     model_type="distilbert",
     encoder_class=DistilBertEncoder,
+    tokenizer="BertTokenizer",
+    layout="bert",
     config_from_hf=config_from_hf,
     config_to_hf=config_to_hf,
     hf_prefix="distilbert.",

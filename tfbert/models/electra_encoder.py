@@ -1,14 +1,14 @@
 """ELECTRA (Clark et al., 2020): BERT's blocks on factorized embeddings."""
 
 import dataclasses
-import logging
 
 import keras
 
+from tfbert.families import Family, register
 from tfbert.layers import ReplacedTokenHead
+from tfbert.models.checkpoint_entry import checkpoints
 from tfbert.models.encoder import (
-    Family, FamilyEncoder, bert_style_config, bert_style_hf_config,
-    register_family)
+    FamilyEncoder, bert_style_config, bert_style_hf_config)
 from tfbert.models.encoder_task_model import EncoderTaskModel
 
 
@@ -58,33 +58,24 @@ class ElectraDiscriminator(EncoderTaskModel, keras.Model):
         there; without, a missing head starts random, which is logged). A
         directory with a config and no weights file gives a random model of
         that config (logged)."""
-        from tfbert.checkpoints import hf
-        from tfbert.checkpoints.variable_map import assign_variables
-        from tfbert.models.encoder import has_weights, random_family_encoder
-
-        if not has_weights(directory):
-            return cls(random_family_encoder(directory, **config_overrides))
-        model = cls(ElectraEncoder.from_pretrained(directory,
-                                                   **config_overrides))
-        variables = _head_variables(model.head)
-        state = hf.read_state_dict(directory)
-        weights = {name: state[name] for name in variables if name in state}
-        assign_variables(variables, weights, directory, strict=strict)
-        if not weights:
-            logging.getLogger(__name__).warning(
-                "%s has no discriminator head: it starts randomly "
-                "initialised", directory)
+        checkpoint = checkpoints().read_checkpoint(directory,
+                                                   allow_no_weights=True)
+        model = cls(checkpoints().build_encoder(
+            checkpoint, encoder_class=ElectraEncoder, **config_overrides))
+        if checkpoint.weights:
+            checkpoints().load_task_weights(
+                _head_variables(model.head), directory, strict,
+                "discriminator head")
         return model
+
+    from_preset = from_pretrained  # keras-hub's name
 
     def save_pretrained(self, directory, tokenizer=None):
         """Writes HF's `ElectraForPreTraining` layout (and `tokenizer`'s
         files), which `from_pretrained` and `transformers` read."""
-        from tfbert.checkpoints.variable_map import read_variables
-        from tfbert.models.encoder import save_family_checkpoint
-
-        save_family_checkpoint(
+        checkpoints().save_encoder(
             self.encoder, directory, tokenizer,
-            extra_state=read_variables(_head_variables(self.head)),
+            task_variables=_head_variables(self.head),
             architecture="ElectraForPreTraining")
 
 
@@ -114,9 +105,11 @@ def config_to_hf(config):
         embedding_size=config.embedding_size or config.hidden_size)
 
 
-register_family(Family(
+register(Family(
     model_type="electra",
     encoder_class=ElectraEncoder,
+    tokenizer="BertTokenizer",
+    layout="bert",
     config_from_hf=config_from_hf,
     config_to_hf=config_to_hf,
     hf_prefix="electra.",

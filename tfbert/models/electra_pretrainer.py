@@ -4,6 +4,7 @@
 import keras
 from keras import ops
 
+from tfbert.models.checkpoint_entry import checkpoints
 from tfbert.models.electra_encoder import ElectraDiscriminator
 from tfbert.models.encoder_task_model import EncoderTaskModel
 
@@ -135,8 +136,6 @@ class ElectraPretrainer(EncoderTaskModel, keras.Model):
         """The discriminator of an `ElectraForPreTraining` directory and the
         generator of an `ElectraForMaskedLM` one (either may hold only a
         config: then that model starts random, which is logged)."""
-        from tfbert.checkpoints import load_pretrainer
-
-        generator = load_pretrainer(generator_directory)
+        generator = checkpoints().load_pretrainer(generator_directory)
         return cls(generator, ElectraDiscriminator.from_pretrained(
             discriminator_directory, strict=False), **kwargs)

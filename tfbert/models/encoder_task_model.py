@@ -79,3 +79,21 @@ class EncoderTaskModel:
         for name in cls.nested_objects:
             config[name] = keras.saving.deserialize_keras_object(config[name])
         return cls(**config)
+
+
+def loadable_as(cls, old_name):
+    """Returns `cls`, and makes `.keras` files that name it by `old_name`
+    (its name before the task models were named by role, e.g.
+    "BertClassifier") load.
+
+    They load as instances of a subclass of `cls` called `old_name`: Keras
+    keys the weights of a model nested in another (a `TextClassifier`'s
+    classifier) by its class name, which must be the file's.
+    """
+    saved_as = type(old_name, (cls,), {
+        "__module__": cls.__module__,
+        "__doc__": f"A `{cls.__name__}` read from a file that names it "
+                   f"`{old_name}`."})
+    keras.saving.register_keras_serializable(package="tfbert",
+                                             name=old_name)(saved_as)
+    return cls

@@ -6,6 +6,8 @@ fine-tuning optimizer sized by the next `fit`, and `fit` / `evaluate` /
 import keras
 import tensorflow as tf
 
+from tfbert.training.optimization import create_optimizer
+
 
 class RawTextModel:
     """Mixin for a `keras.Model` over raw strings.
@@ -46,8 +48,6 @@ class RawTextModel:
         super().compile(optimizer=optimizer, **kwargs)
 
     def _create_optimizer(self, total_steps):
-        from tfbert.training.optimization import create_optimizer
-
         settings = self._auto_optimizer
         return create_optimizer(
             settings["learning_rate"], total_steps=total_steps,

@@ -3,9 +3,9 @@ the padding row."""
 
 import keras
 
+from tfbert.families import Family, register
 from tfbert.models.encoder import (
-    Family, FamilyEncoder, bert_style_config, bert_style_hf_config,
-    register_family)
+    FamilyEncoder, bert_style_config, bert_style_hf_config)
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
@@ -43,9 +43,11 @@ def config_to_hf(config):
         bos_token_id=0, eos_token_id=2)
 
 
-register_family(Family(
+register(Family(
     model_type="roberta",
     encoder_class=RobertaEncoder,
+    tokenizer="ByteBpeTokenizer",
+    layout="roberta",
     config_from_hf=config_from_hf,
     config_to_hf=config_to_hf,
     hf_prefix="roberta.",

@@ -58,6 +58,10 @@ def convert(source, output_dir, format="hf", with_heads=False):
     """Converts `source` into `output_dir`; returns the number of variables
     written."""
     checkpoint = read_checkpoint(resolve_source(source))
+    if checkpoint.model_type != "bert":
+        raise ValueError(f"{source}: a {checkpoint.model_type} checkpoint; "
+                         "only BERT's are written in other formats (the "
+                         "other families have HF's layout only)")
     if not checkpoint.weights:
         raise ValueError(f"{source}: has no weights (a random-init preset); "
                          "nothing to convert")

@@ -23,8 +23,8 @@ import time
 from absl import flags
 
 from tfbert.data import pretraining
+from tfbert import families
 from tfbert.models import BertEncoder
-from tfbert.models.encoder import encoder_class
 from tfbert.tasks import runner
 
 FLAGS = flags.FLAGS
@@ -61,7 +61,8 @@ def create_from_flags():
     preprocessor = runner.load_preprocessor(FLAGS)
     tokenizer = preprocessor.tokenizer
     objective = (BertEncoder if FLAGS.vocab_file
-                 else encoder_class(FLAGS.init_checkpoint)).sentence_objective
+                 else families.family_of(FLAGS.init_checkpoint).encoder_class
+                 ).sentence_objective
     start = time.perf_counter()
     documents = pretraining.tokenize_documents(
         pretraining.read_corpus(FLAGS.input_file.split(",")), tokenizer)

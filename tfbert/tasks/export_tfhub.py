@@ -61,8 +61,8 @@ def export_tfhub(init_checkpoint, encoder_export_dir=None,
                  preprocessor_export_dir=None, with_mlm=False, seq_length=128,
                  precision="float32"):
     """Writes the requested SavedModels; returns the directories written."""
+    from tfbert import families
     from tfbert.hub import export_encoder, export_preprocessor
-    from tfbert.models.encoder import family_of
     from tfbert.text import BertTokenizer, Preprocessor
     from tfbert.text.packing_layout import BERT_LAYOUT
 
@@ -73,8 +73,8 @@ def export_tfhub(init_checkpoint, encoder_export_dir=None,
         raise ValueError(f"--seq_length={seq_length}: must be >= 2")
     _check_empty("encoder_export_dir", encoder_export_dir)
     _check_empty("preprocessor_export_dir", preprocessor_export_dir)
-    family = family_of(init_checkpoint)
-    if family is None:
+    family = families.family_of(init_checkpoint)
+    if family.model_type == "bert":
         tokenizer = BertTokenizer.from_pretrained(init_checkpoint)
         layout = BERT_LAYOUT
     else:
@@ -101,17 +101,16 @@ def _models(init_checkpoint, family, with_mlm, precision):
     """`(encoder, pretrainer or None)` to export, in `precision`."""
     from tfbert.checkpoints import load_pretrainer, read_checkpoint
     from tfbert.export import serving_model
-    from tfbert.models import BertEncoder, Encoder
-    from tfbert.models.encoder import read_head_weights
+    from tfbert.models import Encoder
 
-    if family is None:
+    if family.model_type == "bert":
         checkpoint = read_checkpoint(init_checkpoint)
         if not checkpoint.weights:
             raise ValueError(f"--init_checkpoint={init_checkpoint} has no "
                              "weights (a random-init preset)")
         heads = checkpoint.weights
     else:
-        heads = read_head_weights(init_checkpoint) if with_mlm else {}
+        heads = read_checkpoint(init_checkpoint).weights if with_mlm else {}
     if with_mlm and not any(name.startswith(_MLM_HEAD_PREFIX)
                             for name in heads):
         raise ValueError(f"--with_mlm: {init_checkpoint} has no masked-LM "
@@ -121,8 +120,7 @@ def _models(init_checkpoint, family, with_mlm, precision):
         encoder = pretrainer.encoder
     else:
         pretrainer = None
-        encoder = (BertEncoder if family is None else Encoder).from_pretrained(
-            init_checkpoint)
+        encoder = Encoder.from_pretrained(init_checkpoint)
     if encoder.pooler is None:
         raise ValueError(
             f"--init_checkpoint={init_checkpoint}: a TF Hub BERT encoder "

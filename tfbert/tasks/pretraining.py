@@ -41,6 +41,7 @@ import os
 import keras
 from absl import logging
 
+from tfbert import families
 from tfbert.checkpoints import load_pretrainer, read_checkpoint, save_pretrainer
 from tfbert.checkpoints.variable_map import HEAD_PREFIX
 from tfbert.config import BertConfig
@@ -50,7 +51,6 @@ from tfbert.metrics.masked_lm import MaskedLMAccuracy
 from tfbert.models import BertEncoder, BertPretrainer
 from tfbert.models.electra_encoder import ElectraEncoder
 from tfbert.models.electra_pretrainer import ElectraPretrainer
-from tfbert.models.encoder import encoder_class, family_of
 from tfbert.tasks import runner
 from tfbert.utils.json_file import read_json
 
@@ -180,7 +180,7 @@ class PretrainingTask(runner.Task):
             self.bert_config = BertConfig.from_json_file(f.bert_config_file)
             self.objective = BertEncoder.sentence_objective
         else:
-            encoder = encoder_class(f.init_checkpoint)
+            encoder = families.family_of(f.init_checkpoint).encoder_class
             self.objective = encoder.sentence_objective
             if encoder is ElectraEncoder:
                 self._check_electra()
@@ -203,7 +203,8 @@ class PretrainingTask(runner.Task):
                 "discriminator: replaced-token detection needs the generator "
                 "too, pass --generator_checkpoint")
         if f.generator_checkpoint:
-            if encoder_class(f.generator_checkpoint) is not ElectraEncoder:
+            if (families.family_of(f.generator_checkpoint).encoder_class
+                    is not ElectraEncoder):
                 raise runner.UserError(
                     f"--generator_checkpoint={f.generator_checkpoint} is not "
                     "an ELECTRA checkpoint directory")
@@ -272,7 +273,7 @@ class PretrainingTask(runner.Task):
                     f"{vocab_size} tokens")
             print(f"pretraining from scratch: {config}")
             return BertPretrainer(BertEncoder(config))
-        if family_of(init_checkpoint) is not None:
+        if families.model_type_of(init_checkpoint) != "bert":
             return self._family_model(init_checkpoint, vocab_size)
         checkpoint = read_checkpoint(init_checkpoint)
         if not checkpoint.weights:

@@ -59,11 +59,15 @@ from pathlib import Path
 import tensorflow as tf
 import tensorflow_text as tf_text
 
+from tfbert.presets import get_preset
 from tfbert.text.tokenizer import (Tokenizer, as_text_batch,
                                    read_tokenizer_config)
 from tfbert.text.vocab import (
     SPECIAL_TOKENS, VOCABULARY_FILES, find_vocabulary, load_vocabulary,
     save_vocabulary)
+from tfbert.utils.tf_hub import (is_hub_handle, is_hub_saved_model,
+                                 load_saved_model, resolve_handle,
+                                 tokenizer_settings)
 
 _WHITESPACE = r"\t\n\r\p{Zs}\x{2028}\x{2029}"
 # ASCII symbols count as punctuation for BERT even where Unicode says Sm/Sc/Sk.
@@ -373,12 +377,8 @@ class BertTokenizer(Tokenizer):
         lower-case iff no token except bracketed specials changes when
         lower-cased (uncased vocabularies hold caseless capitals like "ℝ").
         """
-        # Imported here: tfbert.hub pulls in the models.
-        from tfbert.hub.checkpoint import (is_hub_handle, is_hub_saved_model,
-                                           read_tokenizer_settings,
-                                           resolve_handle)
-        from tfbert.presets import get_preset
-
+        # Imported here: a .keras file is read by tfbert.checkpoints, which
+        # builds on tfbert.text.
         from tfbert.checkpoints.keras_file import (is_keras_file,
                                                    read_keras_file)
 
@@ -407,7 +407,8 @@ class BertTokenizer(Tokenizer):
                     "directory")
         settings = {}
         if is_hub_saved_model(directory):
-            vocab_path, lowercase = read_tokenizer_settings(directory)
+            vocab_path, lowercase = tokenizer_settings(
+                load_saved_model(directory))
             if lowercase is not None:
                 settings["lowercase"] = lowercase
         else:

@@ -45,3 +45,5 @@ class PackingLayout:
 
 BERT_LAYOUT = PackingLayout(("cls",), ("sep",), ("sep",), 1)
 ROBERTA_LAYOUT = PackingLayout(("bos",), ("eos", "eos"), ("eos",), 0)
+# By the names the family registry (`tfbert.families`) uses.
+LAYOUTS = {"bert": BERT_LAYOUT, "roberta": ROBERTA_LAYOUT}

@@ -1,8 +1,7 @@
 """`Preprocessor`: raw text to encoder inputs for every model family.
 
-`Preprocessor.from_pretrained(directory)` reads the checkpoint's
-`config.json` `model_type` and returns that family's in-graph tokenizer and
-packing:
+`Preprocessor.from_pretrained(directory)` returns the in-graph tokenizer and
+packing of the checkpoint's family (its `tfbert.families` entry):
 
   * bert, distilbert, electra: `BertTokenizer` (WordPiece),
     `[CLS] A [SEP] B [SEP]`, type ids 1 on B and its [SEP].
@@ -18,28 +17,26 @@ HF (`longest_first` by default), so every encoder takes either.
 
 import dataclasses
 import inspect
-from pathlib import Path
 
 import keras
 import tensorflow as tf
 
+from tfbert import families
 from tfbert.text.bert_preprocessor import BertPreprocessor
+from tfbert.text.bert_tokenizer import BertTokenizer
 from tfbert.text.byte_bpe_tokenizer import ByteBpeTokenizer
-from tfbert.text.packing_layout import (
-    BERT_LAYOUT, ROBERTA_LAYOUT, PackingLayout)
+from tfbert.text.packing_layout import LAYOUTS, PackingLayout
 from tfbert.text.segment_preprocessor import (SegmentPreprocessor,
                                               truncated_lengths)
 from tfbert.text.sentencepiece_tokenizer import SentencePieceTokenizer
-from tfbert.utils.json_file import read_json
 
-# model_type -> (tokenizer class, layout); WordPiece families are absent:
-# they use BertPreprocessor.
-FAMILIES = {
-    "roberta": (ByteBpeTokenizer, ROBERTA_LAYOUT),
-    "albert": (SentencePieceTokenizer, BERT_LAYOUT),
-}
-WORDPIECE_FAMILIES = ("bert", "distilbert", "electra")
-_TOKENIZERS = {cls.__name__: cls for cls, _ in FAMILIES.values()}
+# Inputs passed as they are (symbolic ones build a model, e.g. a
+# `TextClassifier`).
+_TENSORS = (tf.Tensor, keras.KerasTensor)
+# The tokenizers, by the class names the family registry and a saved
+# `Preprocessor` use.
+TOKENIZERS = {cls.__name__: cls for cls in (
+    BertTokenizer, ByteBpeTokenizer, SentencePieceTokenizer)}
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
@@ -86,10 +83,10 @@ class Preprocessor(SegmentPreprocessor):
                 isinstance(x, (str, bytes)) for x in inputs):
             inputs = tf.constant(list(inputs), tf.string)
         elif isinstance(inputs, (list, tuple)):
-            inputs = tuple(tf.convert_to_tensor(x, tf.string)
-                           if not isinstance(x, tf.Tensor) else x
+            inputs = tuple(x if isinstance(x, _TENSORS)
+                           else tf.convert_to_tensor(x, tf.string)
                            for x in inputs)
-        elif not isinstance(inputs, tf.Tensor):
+        elif not isinstance(inputs, _TENSORS):
             inputs = tf.convert_to_tensor(inputs, tf.string)
         return super().__call__(inputs, *args, **kwargs)
 
@@ -159,7 +156,7 @@ class Preprocessor(SegmentPreprocessor):
     def from_config(cls, config):
         config = dict(config)
         tokenizer = config.pop("tokenizer")
-        tokenizer_class = _TOKENIZERS[tokenizer["class_name"]]
+        tokenizer_class = TOKENIZERS[tokenizer["class_name"]]
         layout = {k: tuple(v) if isinstance(v, list) else v
                   for k, v in config.pop("layout").items()}
         return cls(tokenizer_class.from_config(tokenizer["config"]),
@@ -170,23 +167,24 @@ class Preprocessor(SegmentPreprocessor):
         """The family's preprocessor for a preset or checkpoint directory.
 
         Args:
-          name_or_path: a preset name (BERT presets), or a directory whose
-            `config.json` has a `model_type` in `FAMILIES` or
-            `WORDPIECE_FAMILIES` (a directory without one is taken as BERT).
+          name_or_path: a preset name, or a checkpoint directory (its
+            `config.json` `model_type` names the family; a directory
+            without one is BERT's).
           seq_length: packed length.
           **kwargs: `truncation`, `pad_to_seq_length` and Layer arguments go
             to the preprocessor; tokenizer arguments (e.g. `lowercase`,
             `add_prefix_space`, `keep_accents`) to the tokenizer.
 
         Returns:
-          A `BertPreprocessor` (bert, distilbert, electra) or a
-          `Preprocessor` (roberta, albert).
+          A `BertPreprocessor` for a WordPiece family (bert, distilbert,
+          electra), otherwise a `Preprocessor` (roberta, albert).
         """
-        model_type = _model_type(name_or_path)
-        if model_type in WORDPIECE_FAMILIES:
+        family = families.family_of(name_or_path)
+        tokenizer_class = TOKENIZERS[family.tokenizer]
+        if tokenizer_class is BertTokenizer:
             return BertPreprocessor.from_pretrained(
                 name_or_path, seq_length=seq_length, **kwargs)
-        tokenizer_class, layout = FAMILIES[model_type]
+        layout = LAYOUTS[family.layout]
         tokenizer_args = set(inspect.signature(
             tokenizer_class.__init__).parameters) - {"self", "name"}
         tokenizer = tokenizer_class.from_pretrained(
@@ -194,18 +192,3 @@ class Preprocessor(SegmentPreprocessor):
                              if k in tokenizer_args})
         return cls(tokenizer, layout, seq_length=seq_length, **kwargs)
 
-
-def _model_type(name_or_path):
-    """`model_type` of a checkpoint directory's config.json; "bert" for a
-    preset name or a directory without one (Google/keras-hub layouts)."""
-    directory = Path(name_or_path)
-    config_path = directory / "config.json"
-    if not directory.is_dir() or not config_path.is_file():
-        return "bert"
-    model_type = read_json(config_path).get("model_type", "bert")
-    known = sorted((*WORDPIECE_FAMILIES, *FAMILIES))
-    if model_type not in known:
-        raise ValueError(
-            f"{config_path}: field model_type is {model_type!r}; "
-            f"supported model types are {known}")
-    return model_type

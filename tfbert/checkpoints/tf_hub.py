@@ -19,14 +19,20 @@ their `.name`. Every float variable must map to a canonical name
 names the SavedModel and the variables.
 """
 
-import os
 import re
 
 import numpy as np
-import tensorflow as tf
 
+from tfbert.checkpoints.variable_map import pretrainer_variables
 from tfbert.config import BertConfig
-from tfbert.hub.encoder import CONFIG_ATTRIBUTE
+from tfbert.models.bert_encoder import BertEncoder
+from tfbert.models.bert_pretrainer import MaskedLMPretrainer
+from tfbert.utils.tf_hub import (asset_path, load_saved_model,
+                                 tokenizer_settings)
+
+# The asset of tfbert's own exports (`tfbert.hub.export_encoder`) that holds
+# the encoder's config.
+CONFIG_ATTRIBUTE = "tfbert_config_file"
 
 # Model Garden name (after any outer scope, without ":0") -> canonical name.
 # "{i}" is the layer index.
@@ -59,44 +65,6 @@ _MODEL_GARDEN_LAYER_NAMES = {
     "output_layer_norm": "output/LayerNorm",
 }
 _LAYER = re.compile(r"(?:^|/)transformer/layer_(\d+)/(.+)/(kernel|bias|gamma|beta)$")
-
-
-def is_hub_handle(name):
-    """True for a TF Hub handle (an http(s):// or gs:// URL, e.g. a tfhub.dev
-    or Kaggle Models address) rather than a local path or preset name."""
-    return isinstance(name, str) and name.startswith(
-        ("https://", "http://", "gs://"))
-
-
-def resolve_handle(handle):
-    """The local SavedModel directory of a TF Hub handle: downloaded once by
-    `tensorflow_hub` into its cache (TFHUB_CACHE_DIR)."""
-    try:
-        import tensorflow_hub as hub
-    except ImportError as e:
-        raise ImportError(f"{handle}: reading a TF Hub handle needs "
-                          "tensorflow-hub: pip install 'tfbert[hub]'") from e
-    return hub.resolve(handle)
-
-
-def is_hub_saved_model(directory):
-    """True if `directory` holds a SavedModel (saved_model.pb + variables/)."""
-    return (os.path.isfile(os.path.join(directory, "saved_model.pb"))
-            and os.path.isdir(os.path.join(directory, "variables")))
-
-
-def _load(directory):
-    try:
-        return tf.saved_model.load(os.fspath(directory))
-    except (tf.errors.OpError, ValueError, RuntimeError) as e:
-        raise ValueError(f"{directory}: cannot load the SavedModel: {e}") from e
-
-
-def _asset_path(loaded, attribute):
-    asset = getattr(loaded, attribute, None)
-    if asset is None:
-        return None
-    return asset.asset_path.numpy().decode("utf-8")
 
 
 def _named_values(loaded, directory):
@@ -166,7 +134,8 @@ def _infer_config(named, directory):
     def shape(name):
         if name not in named:
             raise ValueError(f"{directory}: no variable for {name} (the TF Hub "
-                             "names are listed in tfbert/hub/checkpoint.py)")
+                             "names are listed in "
+                             "tfbert/checkpoints/tf_hub.py)")
         return named[name][1].shape
 
     vocab_size, hidden_size = shape("bert/embeddings/word_embeddings")
@@ -191,10 +160,7 @@ def _tfbert_names(config):
     Paths depend only on the depth, so a tiny model of the same depth names
     them.
     """
-    from tfbert.checkpoints.variable_map import pretrainer_variables
-    from tfbert.models import BertEncoder, BertPretrainer
-
-    tiny = BertPretrainer(BertEncoder(BertConfig(
+    tiny = MaskedLMPretrainer(BertEncoder(BertConfig(
         vocab_size=4, hidden_size=2, num_layers=config.num_layers,
         num_heads=1, intermediate_size=2, max_position_embeddings=2)))
     return {variable.path: canonical for canonical, (variable, _) in
@@ -231,10 +197,10 @@ def read_hub_checkpoint(directory):
       `mlm` sub-object), the `vocab_file` asset's path (or None) and
       `do_lower_case` (or None).
     """
-    directory = os.fspath(directory)
-    loaded = _load(directory)
+    directory = str(directory)
+    loaded = load_saved_model(directory)
     values = _named_values(loaded, directory)
-    config_path = _asset_path(loaded, CONFIG_ATTRIBUTE)
+    config_path = asset_path(loaded, CONFIG_ATTRIBUTE)
     if config_path is not None:
         config = BertConfig.from_json_file(config_path)
         paths = _tfbert_names(config)
@@ -253,17 +219,4 @@ def read_hub_checkpoint(directory):
         canonical: np.asarray(_to_canonical_layout(
             canonical, value, directory, name), np.float32)
         for canonical, (name, value) in named.items()}
-    return (config, weights) + _tokenizer_settings(loaded)
-
-
-def _tokenizer_settings(loaded):
-    lowercase = getattr(loaded, "do_lower_case", None)
-    lowercase = None if lowercase is None else bool(lowercase.numpy())
-    return _asset_path(loaded, "vocab_file"), lowercase
-
-
-def read_tokenizer_settings(directory):
-    """`(vocab_path, lowercase)` of a TF Hub BERT encoder SavedModel, read
-    from its `vocab_file` asset and `do_lower_case` variable; either may be
-    None."""
-    return _tokenizer_settings(_load(directory))
+    return (config, weights) + tokenizer_settings(loaded)
