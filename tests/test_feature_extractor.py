@@ -9,6 +9,7 @@ import tensorflow as tf
 import torch
 import transformers
 
+from tfbert.export import export_for_serving
 from tfbert.feature_extractor import FeatureExtractor
 
 LAYERS = (-1, -2, -3, -4)
@@ -131,7 +132,7 @@ def test_export_serves_the_pooled_features(tiny_checkpoint, tmp_path, texts,
         tiny_checkpoint, seq_length=32, layers=(-1, 0), pooling="mean",
         layer_combination="concat")
     sentences = [t for t in texts if isinstance(t, str)][:4]
-    path = extractor.export(str(tmp_path / "export"))
+    path = export_for_serving(extractor, str(tmp_path / "export"))
     served = run_fresh_python(SERVE_FEATURES, path, json.dumps(sentences))
     np.testing.assert_allclose(served, extractor.pooled_features(sentences),
                                atol=1e-5)

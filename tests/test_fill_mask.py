@@ -10,6 +10,7 @@ import tensorflow as tf
 import transformers
 
 from tests.models.test_encoder_families import _randomize
+from tfbert.export import export_for_serving
 from tfbert.fill_mask import MaskFiller
 
 # Each family's HF pretraining model, as `tfbert-pretrain` saves it.
@@ -111,7 +112,7 @@ def test_export_serves_what_fill_mask_predicts(zoo_checkpoints, tmp_path,
                                        tmp_path / "roberta")
     filler = MaskFiller.from_pretrained(directory, seq_length=32)
     texts = [t.format(mask=filler.mask_token) for t in TEXTS]
-    path = filler.export(str(tmp_path / "export"), top_k=TOP_K)
+    path = export_for_serving(filler, str(tmp_path / "export"), top_k=TOP_K)
     served = run_fresh_python(SERVE_FILL_MASK, path, json.dumps(texts))
     expected = filler.fill_mask(texts, top_k=TOP_K)
     assert served["num_masks"] == [1, 1, 2, 0]

@@ -20,7 +20,7 @@ with quiet_tensorflow_start():
     import tensorflow
     tensorflow.config.list_physical_devices()
 
-from tfbert import losses, metrics, search, training  # noqa: E402
+from tfbert import export, losses, metrics, search, training  # noqa: E402
 from tfbert.config import BertConfig
 from tfbert.feature_extractor import FeatureExtractor
 from tfbert.fill_mask import MaskFiller
@@ -40,7 +40,7 @@ __all__ = ["BertConfig", "BertEncoder", "BertTokenizer", "BertPreprocessor",
            "Preprocessor", "SentenceEncoder", "SequenceClassifier",
            "TextClassifier", "SpanLabeler", "TokenClassifier",
            "MaskedLMPretrainer", "BertMultipleChoice", "FeatureExtractor",
-           "MaskFiller", "PRESETS", "losses", "metrics", "search", "training",
+           "MaskFiller", "PRESETS", "export", "losses", "metrics", "search", "training",
            "__version__", "Encoder", "DistilBertEncoder", "ElectraEncoder",
            "RobertaEncoder", "AlbertEncoder", "quiet_tensorflow_start",
            # The task models' former names.

@@ -186,16 +186,6 @@ class FeatureExtractor:
             start += len(features)
         return out
 
-    def export(self, export_dir, token_ids_only=False):
-        """Writes a TF Serving SavedModel of `pooled` on raw text
-        (`FeatureServingModule`) under `export_dir/<version>/`; returns that
-        path."""
-        from tfbert.export import export_saved_model
-        from tfbert.export.feature_serving import FeatureServingModule
-
-        return export_saved_model(FeatureServingModule(self), export_dir,
-                                  token_ids_only=token_ids_only)
-
     @staticmethod
     def _checked(texts):
         if isinstance(texts, (str, bytes)):

@@ -16,6 +16,7 @@ from pathlib import Path
 
 import tensorflow as tf
 
+from tfbert.checkpoints import load_pretrainer
 from tfbert.text import Preprocessor
 
 
@@ -72,8 +73,6 @@ class MaskFiller:
         """The filler of a pretraining checkpoint of any family (e.g. what
         `tfbert-pretrain --export_dir` writes), with its masked-LM head;
         texts longer than `seq_length` tokens are truncated."""
-        from tfbert.checkpoints import load_pretrainer
-
         preprocessor = Preprocessor.from_pretrained(
             name_or_path, seq_length=seq_length, pad_to_seq_length=False)
         mask = preprocessor.tokenizer.special_tokens["mask"]
@@ -184,12 +183,3 @@ class MaskFiller:
                     for i, p in zip(ids[row, m], probabilities[row, m])]
                     for m in range(count)])
         return results
-
-    def export(self, export_dir, top_k=5, token_ids_only=False):
-        """Writes a TF Serving SavedModel (`FillMaskServingModule`) under
-        `export_dir/<version>/`; returns that path."""
-        from tfbert.export import export_saved_model
-        from tfbert.export.fill_mask_serving import FillMaskServingModule
-
-        return export_saved_model(FillMaskServingModule(self, top_k),
-                                  export_dir, token_ids_only=token_ids_only)

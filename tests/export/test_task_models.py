@@ -1,4 +1,4 @@
-"""What a task model offers from Python: `export_for_serving` (the export
+"""What a task model offers from Python: `tfbert.export.export_for_serving` (the export
 the task programs write), label names in its config, `.keras` files as
 checkpoints, saving without optimizer state, and
 `BertTextClassifier.classify`."""
@@ -14,6 +14,7 @@ import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
 
 import tfbert
+from tfbert.export import export_for_serving
 from tests.export.conftest import SEQ_LENGTH, tiny_encoder
 from tests.tasks.conftest import parse_task_flags, write_glue_subset
 from tfbert.models import BertClassifier, BertTextClassifier
@@ -89,7 +90,7 @@ def test_label_names_must_match_the_classes(tokenizer):
 @pytest.mark.slow
 def test_text_classifier_export_serves_its_labels(text_classifier, tmp_path,
                                                   run_fresh_python):
-    path = text_classifier.export_for_serving(str(tmp_path / "films"))
+    path = export_for_serving(text_classifier, str(tmp_path / "films"))
     assert path == str(tmp_path / "films" / "1")
     assert os.path.isfile(os.path.join(path, "assets", "vocab.txt"))
     assert os.path.isfile(os.path.join(path, "assets.extra",
@@ -158,8 +159,8 @@ def test_span_and_token_models_export_as_their_modules(
         kind, options, inputs, serving_modules, tokenizer, tmp_path):
     # The module the export tests build by hand around the same model.
     module = serving_modules[kind]
-    path = module.model.export_for_serving(str(tmp_path / kind),
-                                           tokenizer=tokenizer, **options)
+    path = export_for_serving(module.model, str(tmp_path / kind),
+                              tokenizer=tokenizer, **options)
     inputs = {name: tf.constant(value) for name, value in inputs.items()}
     served = tf.saved_model.load(path).signatures["serving_default"](**inputs)
     expected = module.serve_text(*(inputs[name]

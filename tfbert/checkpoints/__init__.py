@@ -8,4 +8,5 @@ from tfbert.checkpoints.loading import (
     load_pretrainer, read_checkpoint, save_encoder, save_pretrainer,
     write_checkpoint)
 from tfbert.checkpoints.hf_families import load_task_weights
+from tfbert.checkpoints.sentence_transformers import read_pipeline
 from tfbert.checkpoints.tf_hub import read_hub_checkpoint

@@ -7,25 +7,12 @@ encoder: a `BertEncoder` itself, a task model with an `encoder` attribute
 tokenizer.
 """
 
-import os
-
-import keras
-
 from tfbert.checkpoints.variable_map import encoder_variables, read_variables
 from tfbert.models.bert_encoder import BertEncoder
+from tfbert.utils.keras_file import (is_keras_file, load_keras_file,
+                                     tokenizer_of)
 
-
-def is_keras_file(path):
-    """Whether `path` names a `.keras` file."""
-    return str(path).endswith(".keras") and os.path.isfile(path)
-
-
-def _load(path):
-    try:
-        return keras.saving.load_model(path, compile=False)
-    except (ValueError, TypeError, OSError) as error:
-        raise ValueError(f"{path}: not a loadable tfbert .keras file "
-                         f"({' '.join(str(error).split())[:300]})") from error
+__all__ = ["is_keras_file", "read_keras_file"]
 
 
 def _encoder_of(model, path):
@@ -50,9 +37,7 @@ def read_keras_file(path):
     Raises:
       ValueError: the file does not load, or holds no BERT encoder.
     """
-    model = _load(path)
+    model = load_keras_file(path)
     encoder = _encoder_of(model, path)
-    preprocessor = getattr(model, "preprocessor", None)
-    tokenizer = getattr(preprocessor, "tokenizer", None)
     return (encoder.config, read_variables(encoder_variables(encoder)),
-            tokenizer)
+            tokenizer_of(model))

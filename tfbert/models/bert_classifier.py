@@ -74,23 +74,6 @@ class SequenceClassifier(EncoderTaskModel, keras.Model):
             return None
         return self.label_names or [str(i) for i in range(self.num_classes)]
 
-    def serving_module(self, preprocessor, text_inputs=("sentence",)):
-        """The `ClassifierServingModule` of this model (see
-        `export_for_serving`): raw text in, tokenized by `preprocessor` (the
-        `BertPreprocessor` it was trained with; its `seq_length` is the
-        token-id signature's), `label` (`class_names()`) and
-        `probabilities` out, or `score` for regression.
-
-        Args:
-          preprocessor: a `BertPreprocessor`.
-          text_inputs: input names, ("sentence",) or ("sentence1",
-            "sentence2") for a pair model.
-        """
-        from tfbert.export.classifier_serving import ClassifierServingModule
-
-        return ClassifierServingModule(self, preprocessor, self.class_names(),
-                                       text_inputs)
-
     @classmethod
     def from_pretrained(cls, name_or_path, num_classes, dropout=0.1,
                         label_names=None, name=None, **config_overrides):

@@ -44,15 +44,6 @@ class SpanLabeler(EncoderTaskModel, keras.Model):
                                inputs["input_mask"], training=False)
         return {"start_logits": start, "end_logits": end}
 
-    def serving_module(self, tokenizer, **options):
-        """The `SquadServingModule` of this model (see `export_for_serving`):
-        `question` and `context` in, answers out. `tokenizer` is the one
-        the model was trained with; `options` are `SquadServingModule`'s
-        (`max_seq_length`, `doc_stride`, `version_2_with_negative`, ...)."""
-        from tfbert.export.squad_serving import SquadServingModule
-
-        return SquadServingModule(self, tokenizer, **options)
-
     @classmethod
     def from_pretrained(cls, name_or_path, **config_overrides):
         """A span labeler on the encoder of any family's checkpoint (see

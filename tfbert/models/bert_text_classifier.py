@@ -50,7 +50,7 @@ class TextClassifier(RawTextModel, EncoderTaskModel, keras.Model):
     model.fit(["a fine film", "a dull film"], [1, 0], epochs=3)
     model.predict(["fine"])  # float32 logits [1, 2]
     model.classify("fine")     # {"label": ..., "score": ..., "probabilities": ...}
-    model.export_for_serving("saved_models/films")  # saved_models/films/1
+    tfbert.export.export_for_serving(model, "saved_models/films")  # ./1
     ```
     """
 
@@ -170,15 +170,6 @@ class TextClassifier(RawTextModel, EncoderTaskModel, keras.Model):
                         "probabilities": dict(zip(names, map(float, row)))}
                        for row in probabilities]
         return results[0] if single else results
-
-    def serving_module(self):
-        """The `ClassifierServingModule` of the classifier and its
-        preprocessor (see `export_for_serving`): `sentence` (or `sentence1`
-        and `sentence2` for a pair model) in, `label` and `probabilities`
-        out (`score` for regression)."""
-        return self.classifier.serving_module(
-            self.preprocessor, ("sentence1", "sentence2") if self.is_pair
-            else ("sentence",))
 
     def _dataset(self, x, y, batch_size, shuffle=False):
         """Batches `(x, y)` into a `tf.data.Dataset` (Keras' own array

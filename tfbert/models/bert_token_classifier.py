@@ -140,20 +140,6 @@ class TokenClassifier(EncoderTaskModel, keras.Model):
 
     from_preset = from_pretrained  # keras-hub's name
 
-    def serving_module(self, tokenizer, max_seq_length, **options):
-        """The `NerServingModule` of this model (see `export_for_serving`):
-        `text` in, words, tags and entities out, named by `labels` (which
-        the model must have). `tokenizer` is the one the model was trained
-        with; `options` are `NerServingModule`'s (`window_stride`,
-        `layout`)."""
-        from tfbert.export.ner_serving import NerServingModule
-
-        if self.labels is None:
-            raise ValueError("a TokenClassifier built without labels has "
-                             "no tag names to export")
-        return NerServingModule(self, tokenizer, self.labels, max_seq_length,
-                                **options)
-
     def task_config(self):
         return {"num_labels": self.num_labels, "dropout": self.dropout,
                 "use_crf": self.use_crf, "labels": self.labels}

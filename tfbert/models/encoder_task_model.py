@@ -1,6 +1,5 @@
 """`EncoderTaskModel`: the Keras config of a model built on other Keras
-objects (a `BertEncoder`, usually), its TF Serving export, and saving it
-without optimizer state."""
+objects (a `BertEncoder`, usually), and saving it without optimizer state."""
 
 import keras
 
@@ -12,47 +11,14 @@ class EncoderTaskModel:
     them serialized beside `task_config()`, and `from_config` rebuilds them.
 
     Subclasses define `task_config()`: their other constructor arguments as
-    a dict of plain values, and, if they have a TF Serving export,
-    `serving_module(**options)`.
+    a dict of plain values. (Their TF Serving export is
+    `tfbert.export.export_for_serving(model, ...)`.)
     """
 
     nested_objects = ("encoder",)
 
     def task_config(self):
         return {}
-
-    def serving_module(self, **options):
-        """The `tfbert.export` serving module of this model."""
-        raise NotImplementedError(
-            f"{type(self).__name__} has no TF Serving export")
-
-    def export_for_serving(self, export_dir, *, precision="float32",
-                           token_ids_only=False, constant_kernels=False,
-                           feed_forward_shards=None, **serving_options):
-        """Writes the TF Serving SavedModel the task programs write
-        (raw-text `serving_default`, `serve_token_ids`, vocabulary, warmup
-        requests; inference weights only) as `export_dir/<version>/`.
-
-        Args:
-          export_dir: the model's base directory, e.g. `saved_models/sst2`.
-          precision, token_ids_only, constant_kernels, feed_forward_shards:
-            as the programs' --export_precision, --export_token_ids_only,
-            --export_constant_kernels and --export_feed_forward_shards
-            (`tfbert.export.export_saved_model`).
-          **serving_options: arguments of this model's `serving_module`
-            (e.g. the tokenizer of a model that holds none).
-
-        Returns:
-          The path of the version directory written.
-        """
-        from tfbert.export import export_task_model
-
-        return export_task_model(
-            self, export_dir,
-            lambda model: model.serving_module(**serving_options),
-            precision=precision, token_ids_only=token_ids_only,
-            constant_kernels=constant_kernels,
-            feed_forward_shards=feed_forward_shards)
 
     def save(self, filepath, overwrite=True, include_optimizer=True,
              **kwargs):

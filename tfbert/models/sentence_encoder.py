@@ -11,8 +11,12 @@ from tfbert.data.batching import prefetch_for_keras
 from tfbert.data.sentence_batching import no_duplicate_dataset
 from tfbert.layers.sentence_pooling import L2Normalization, SentencePooling
 from tfbert.losses import MultipleNegativesRankingLoss
+from tfbert.models.checkpoint_entry import checkpoints
+from tfbert.models.encoder import Encoder
 from tfbert.models.encoder_task_model import EncoderTaskModel
 from tfbert.models.raw_text_model import RawTextModel, texts_tensor
+from tfbert.presets import get_preset
+from tfbert.text.preprocessor import Preprocessor
 
 DEFAULT_BATCH_SIZE = 32
 
@@ -110,19 +114,14 @@ class SentenceEncoder(RawTextModel, EncoderTaskModel, keras.Model):
           **config_overrides: encoder config fields to replace (e.g.
             `hidden_dropout`).
         """
-        from tfbert.checkpoints.sentence_transformers import read_pipeline
-        from tfbert.models.encoder import Encoder
-        from tfbert.presets import get_preset
-        from tfbert.text.preprocessor import Preprocessor
-
         source = name_or_path
         pipeline = None
         if get_preset(str(name_or_path)) is not None:
             directory = get_preset(str(name_or_path)).directory()
             if directory is not None:
-                pipeline = read_pipeline(directory)
+                pipeline = checkpoints().read_pipeline(directory)
         elif Path(name_or_path).is_dir():
-            pipeline = read_pipeline(name_or_path)
+            pipeline = checkpoints().read_pipeline(name_or_path)
             if pipeline is not None:
                 source = pipeline.transformer_dir
         projection = None

@@ -26,6 +26,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfbert.data import glue as glue_data
+from tfbert.export.task_models import PAIR_INPUTS, serving_module
 from tfbert.data.batching import (batch_examples, count_batches, pack_texts,
                                   pack_windows, prefetch_for_keras)
 from tfbert.metrics import glue as glue_metrics
@@ -256,9 +257,9 @@ class GlueTask(runner.Task):
             print(f"wrote {len(examples)} predictions to {path}")
 
     def serving_module(self, model):
-        return model.serving_module(
-            self.preprocessor, ("sentence1", "sentence2") if self.task.is_pair
-            else ("sentence",))
+        return serving_module(
+            model, preprocessor=self.preprocessor,
+            text_inputs=(PAIR_INPUTS if self.task.is_pair else ("sentence",)))
 
 
 def main():

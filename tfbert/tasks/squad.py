@@ -30,6 +30,7 @@ import tensorflow as tf
 from tfbert.data import squad as squad_data
 from tfbert.data.batching import prefetch_for_keras
 from tfbert.data.squad_postprocess import postprocess_predictions
+from tfbert.export.task_models import serving_module
 from tfbert.layers.masking import MASKED_LOGIT
 from tfbert.metrics import squad as squad_metrics
 from tfbert.models import BertSpanLabeler
@@ -261,8 +262,8 @@ class SquadTask(runner.Task):
 
     def serving_module(self, model):
         f = self.flags
-        return model.serving_module(
-            self.tokenizer, max_seq_length=f.max_seq_length,
+        return serving_module(
+            model, tokenizer=self.tokenizer, max_seq_length=f.max_seq_length,
             doc_stride=f.doc_stride, max_query_length=f.max_query_length,
             max_answer_length=f.max_answer_length,
             version_2_with_negative=self.version_2,

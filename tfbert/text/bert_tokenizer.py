@@ -65,6 +65,8 @@ from tfbert.text.tokenizer import (Tokenizer, as_text_batch,
 from tfbert.text.vocab import (
     SPECIAL_TOKENS, VOCABULARY_FILES, find_vocabulary, load_vocabulary,
     save_vocabulary)
+from tfbert.utils.keras_file import (is_keras_file, load_keras_file,
+                                     tokenizer_of)
 from tfbert.utils.tf_hub import (is_hub_handle, is_hub_saved_model,
                                  load_saved_model, resolve_handle,
                                  tokenizer_settings)
@@ -377,13 +379,8 @@ class BertTokenizer(Tokenizer):
         lower-case iff no token except bracketed specials changes when
         lower-cased (uncased vocabularies hold caseless capitals like "ℝ").
         """
-        # Imported here: a .keras file is read by tfbert.checkpoints, which
-        # builds on tfbert.text.
-        from tfbert.checkpoints.keras_file import (is_keras_file,
-                                                   read_keras_file)
-
         if is_keras_file(name_or_path):
-            tokenizer = read_keras_file(name_or_path)[2]
+            tokenizer = tokenizer_of(load_keras_file(name_or_path))
             if tokenizer is None:
                 raise ValueError(f"{name_or_path}: the model holds no "
                                  "tokenizer; pass a vocab.txt")
