@@ -10,7 +10,7 @@ import pytest
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
 
-from tests.export.conftest import replay_warmup
+from tests.export.conftest import SEQ_LENGTH, replay_warmup
 from tfbert import BertConfig, BertEncoder, BertPreprocessor, BertTokenizer
 from tfbert.export import RequestLimits, export_saved_model
 from tfbert.export.classifier_serving import ClassifierServingModule
@@ -132,7 +132,7 @@ def test_exported_weights_are_the_exported_models(shards, tmp_path,
 
 @pytest.mark.parametrize("other, message", [
     ({"num_layers": 1}, r"the export holds \d+ variables besides "
-                        r"feed-forward shards; BertClassifier has \d+"),
+                        r"feed-forward shards; SequenceClassifier has \d+"),
     ({"hidden_size": 8}, re.escape(
         "shape (30522, 8), the export holds (30522, 16)"))])
 def test_exported_weights_refuse_another_architecture(other, message,
@@ -316,3 +316,21 @@ def test_smaller_limits_are_the_exports(serving_modules, tmp_path):
                            (["a", "b", "c"], "bound of 2 windows")]:
         with pytest.raises(tf.errors.InvalidArgumentError, match=message):
             serve(sentence=tf.constant(texts))
+
+
+def test_long_document_windows_count_against_the_window_bound(
+        serving_modules, tokenizer):
+    """A long-document classifier runs one encoder window every `doc_stride`
+    pieces of a text: its windows count against `max_windows`, not the one
+    example."""
+    module = ClassifierServingModule(
+        serving_modules["regressor"].model,
+        BertPreprocessor(tokenizer, seq_length=SEQ_LENGTH), None,
+        ("sentence",), doc_stride=4)
+    serve = module.signatures(limits=RequestLimits(max_windows=3))[
+        "serving_default"]
+    serve(sentence=tf.constant(["word " * 10]))  # 10 pieces: one window
+    with pytest.raises(tf.errors.InvalidArgumentError, match=(
+            r"input sentence: the request needs\] \[\d+\] \[encoder "
+            r"windows, over the bound of 3 windows per request")):
+        serve(sentence=tf.constant(["word " * 40]))

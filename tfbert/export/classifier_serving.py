@@ -78,10 +78,10 @@ class ClassifierServingModule(ServingModule):
         return "regress" if self.label_names is None else "classify"
 
     def signatures(self, token_ids_only=False, constant_kernels=False,
-                   feed_forward_shards=None):
+                   feed_forward_shards=None, limits=None):
         """`ServingModule.signatures` and, with text, the tf.Example one."""
         signatures = super().signatures(token_ids_only, constant_kernels,
-                                        feed_forward_shards)
+                                        feed_forward_shards, limits)
         if not token_ids_only:
             examples = tf.function(self.serve_examples, input_signature=[
                 tf.TensorSpec([None], tf.string, name="inputs")])
@@ -145,7 +145,8 @@ class ClassifierServingModule(ServingModule):
         max_tokens, stride, pool = self._untracked.windows
         windows, document = document_windows(
             preprocessor.tokenizer.tokenize(texts[0]), max_tokens, stride)
-        logits = self._logits(preprocessor.pack([windows]))
+        logits = self._logits(self.windows_checked(
+            preprocessor.pack([windows]), f"input {self.text_inputs[0]}"))
         return self._outputs(pool(logits, document,
                                   num_segments=tf.shape(texts[0])[0]))
 
