@@ -26,11 +26,11 @@ from tfbert.feature_extractor import FeatureExtractor
 from tfbert.fill_mask import MaskFiller
 from tfbert.metrics import masked_lm as _masked_lm  # Keras registration.
 from tfbert.models import (
-    AlbertEncoder, BertClassifier, BertEncoder, BertMultipleChoice,
-    BertPretrainer, BertSpanLabeler, BertTextClassifier, BertTokenClassifier,
+    AlbertEncoder, BertClassifier, BertEncoder, BertPretrainer,
+    BertSpanLabeler, BertTextClassifier, BertTokenClassifier,
     DistilBertEncoder, ElectraEncoder, Encoder, MaskedLMPretrainer,
-    RobertaEncoder, SentenceEncoder, SequenceClassifier, SpanLabeler,
-    TextClassifier, TokenClassifier)
+    MultipleChoiceClassifier, RobertaEncoder, SentenceEncoder,
+    SequenceClassifier, SpanLabeler, TextClassifier, TokenClassifier)
 from tfbert.presets import PRESETS
 from tfbert.text import BertPreprocessor, BertTokenizer, Preprocessor
 
@@ -39,9 +39,9 @@ __version__ = "0.1.0"
 __all__ = ["BertConfig", "BertEncoder", "BertTokenizer", "BertPreprocessor",
            "Preprocessor", "SentenceEncoder", "SequenceClassifier",
            "TextClassifier", "SpanLabeler", "TokenClassifier",
-           "MaskedLMPretrainer", "BertMultipleChoice", "FeatureExtractor",
-           "MaskFiller", "PRESETS", "export", "losses", "metrics", "search", "training",
-           "__version__", "Encoder", "DistilBertEncoder", "ElectraEncoder",
+           "MaskedLMPretrainer", "MultipleChoiceClassifier",
+           "FeatureExtractor", "MaskFiller", "PRESETS", "export", "losses",
+           "metrics", "search", "training", "__version__", "Encoder", "DistilBertEncoder", "ElectraEncoder",
            "RobertaEncoder", "AlbertEncoder", "quiet_tensorflow_start",
            # The task models' former names.
            "BertClassifier", "BertTextClassifier", "BertSpanLabeler",

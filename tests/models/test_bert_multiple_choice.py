@@ -1,5 +1,5 @@
-"""`BertMultipleChoice` against HF `*ForMultipleChoice` on the same random
-weights, for every family: logits, loss, and the export path's logits."""
+"""`MultipleChoiceClassifier` against HF `*ForMultipleChoice` on the same
+random weights, for every family: logits, loss, and the export path's logits."""
 
 import keras
 import numpy as np
@@ -9,7 +9,7 @@ import torch
 import transformers
 
 from tests.models.test_encoder_families import FAMILIES, _inputs, _randomize
-from tfbert.models import BertMultipleChoice, Encoder
+from tfbert.models import MultipleChoiceClassifier, Encoder
 
 HF_CLASSES = {
     "bert": transformers.BertForMultipleChoice,
@@ -38,7 +38,8 @@ def test_logits_and_loss_match_hf(family, tmp_path):
     hf_model.save_pretrained(tmp_path, safe_serialization=True)
     # Not strict: BERT's reader counts the classifier's weights as unused;
     # an encoder weight left unloaded would show in the logits below.
-    model = BertMultipleChoice(Encoder.from_pretrained(tmp_path, strict=False))
+    model = MultipleChoiceClassifier(
+        Encoder.from_pretrained(tmp_path, strict=False))
     assert (model.pooler is None) == (family not in HF_POOLERS)
     state = {k: v.numpy() for k, v in hf_model.state_dict().items()}
     model.head.dense.kernel.assign(state["classifier.weight"].T)
@@ -71,7 +72,8 @@ def test_logits_and_loss_match_hf(family, tmp_path):
 
 
 def test_keras_config_round_trip(tiny_checkpoint):
-    model = BertMultipleChoice.from_pretrained(tiny_checkpoint, dropout=0.2)
-    copy = BertMultipleChoice.from_config(model.get_config())
+    model = MultipleChoiceClassifier.from_pretrained(tiny_checkpoint,
+                                                     dropout=0.2)
+    copy = MultipleChoiceClassifier.from_config(model.get_config())
     assert copy.dropout == 0.2
     assert [w.shape for w in copy.weights] == [w.shape for w in model.weights]

@@ -22,7 +22,7 @@ class MultipleChoiceServingModule(ServingModule):
         `logits` float32 [batch, num_choices].
 
     Args:
-      model: a `BertMultipleChoice`; the export computes its scores with
+      model: a `MultipleChoiceClassifier`; the export computes its scores with
         `inference_logits`.
       preprocessor: the preprocessor the model was trained with; its
         `seq_length` is the token-id signature's sequence length.

@@ -3,7 +3,7 @@ role; the former `Bert*` names of the task models are aliases)."""
 
 from tfbert.models.bert_classifier import BertClassifier, SequenceClassifier
 from tfbert.models.bert_encoder import BertEncoder
-from tfbert.models.bert_multiple_choice import BertMultipleChoice
+from tfbert.models.bert_multiple_choice import MultipleChoiceClassifier
 from tfbert.models.bert_pretrainer import BertPretrainer, MaskedLMPretrainer
 from tfbert.models.bert_span_labeler import BertSpanLabeler, SpanLabeler
 from tfbert.models.bert_text_classifier import (BertTextClassifier,

@@ -1,16 +1,17 @@
-"""`BertMultipleChoice`: one score per (context, choice) pair, softmax over
-the choices (SWAG)."""
+"""`MultipleChoiceClassifier`: one score per (context, choice) pair,
+softmax over the choices (SWAG)."""
 
 import keras
 from keras import ops
 
 from tfbert.layers import ClassificationHead, Pooler
 from tfbert.models.bert_encoder import INPUT_NAMES
+from tfbert.models.encoder import Encoder
 from tfbert.models.encoder_task_model import EncoderTaskModel
 
 
 @keras.saving.register_keras_serializable(package="tfbert")
-class BertMultipleChoice(EncoderTaskModel, keras.Model):
+class MultipleChoiceClassifier(EncoderTaskModel, keras.Model):
     """An encoder of any family scoring each packed (context, choice) pair.
 
     Every pair is encoded on its own; its first token's vector goes through
@@ -79,10 +80,10 @@ class BertMultipleChoice(EncoderTaskModel, keras.Model):
         """A multiple-choice model on the encoder of any family's checkpoint
         (see `tfbert.Encoder.from_pretrained`); the head is newly
         initialised."""
-        from tfbert.models.encoder import Encoder
-
         return cls(Encoder.from_pretrained(name_or_path, **config_overrides),
                    dropout=dropout)
+
+    from_preset = from_pretrained  # keras-hub's name
 
     def task_config(self):
         return {"dropout": self.dropout}

@@ -22,7 +22,7 @@ import tensorflow as tf
 
 from tfbert.data import multiple_choice as mc_data
 from tfbert.data.batching import FEATURES, prefetch_for_keras
-from tfbert.models import BertMultipleChoice
+from tfbert.models import MultipleChoiceClassifier
 from tfbert.tasks import runner
 
 
@@ -127,7 +127,7 @@ class MultipleChoiceTask(runner.Task):
                              if self.eval_examples else None)
 
     def build_model(self, init_checkpoint):
-        return BertMultipleChoice.from_pretrained(
+        return MultipleChoiceClassifier.from_pretrained(
             init_checkpoint, dropout=self.flags.classifier_dropout)
 
     def train_dataset(self):
