@@ -30,7 +30,10 @@ from tfbert.data.batching import (batch_examples, count_batches, pack_texts,
                                   prefetch_for_keras)
 from tfbert.metrics import glue as glue_metrics
 from tfbert.models import BertClassifier
-from tfbert.tasks import runner
+from tfbert.models.student import student_from_teacher
+from tfbert.tasks import runner, teacher
+from tfbert.training.distillation import (TaskDistillationLoss,
+                                          with_teacher_outputs)
 
 
 def encode_labels(task, examples):
@@ -46,8 +49,10 @@ def encode_labels(task, examples):
 
 
 def build_dataset(examples, task, preprocessor, batch_size, *, training,
-                  seed=42, pad_to_max_length=False):
+                  seed=42, pad_to_max_length=False, labels=None):
     """Returns `(dataset, num_batches)`: one epoch of (features, labels).
+    `labels` replace `encode_labels(task, examples)` (e.g. with a teacher's
+    logits beside them, `with_teacher_outputs`).
 
     Tokenization and packing run in-graph and are cached; training data is
     shuffled (deterministically for `seed`) and batched by length; eval data
@@ -56,7 +61,9 @@ def build_dataset(examples, task, preprocessor, batch_size, *, training,
     texts = ([e.text_a for e in examples],)
     if task.is_pair:
         texts += ([e.text_b for e in examples],)
-    dataset = pack_texts(texts, encode_labels(task, examples), preprocessor)
+    if labels is None:
+        labels = encode_labels(task, examples)
+    dataset = pack_texts(texts, labels, preprocessor)
     dataset = dataset.cache()
     if training:
         dataset = dataset.shuffle(len(examples), seed=seed,
@@ -87,10 +94,16 @@ def loss_and_metrics(task):
             [keras.metrics.SparseCategoricalAccuracy(name="accuracy")])
 
 
+def predict_logits(model, dataset):
+    """The model's float32 logits [N, num_classes] ([N, 1] scores for
+    regression) on the dataset's features."""
+    return model.predict(dataset.map(lambda features, label: features),
+                         verbose=0)
+
+
 def predict(model, dataset):
     """Predicted class ids [N] (scores for regression)."""
-    logits = model.predict(dataset.map(lambda features, label: features),
-                           verbose=0)
+    logits = predict_logits(model, dataset)
     return logits[:, 0] if logits.shape[-1] == 1 else np.argmax(logits, -1)
 
 
@@ -115,14 +128,14 @@ _GLUE_FLAGS = (
     ("list", "label_names", None,
      "Names for the exported `label` output, in class order (default: "
      "the task's label names)."),
-)
+) + teacher.DISTILL_FLAGS
 
 
 class GlueTask(runner.Task):
     """Sequence classification and regression on the GLUE tasks."""
 
     name = "glue"
-    training_flags = ("task",)
+    training_flags = ("task",) + teacher.TRAINING_FLAGS
 
     @staticmethod
     def define_flags(fv):
@@ -150,6 +163,7 @@ class GlueTask(runner.Task):
                 f"--label_names has {len(f.label_names)} names; {task.name} "
                 + ("is a regression task" if task.is_regression
                    else f"has {task.num_classes} classes"))
+        self.teacher = teacher.check_flags(f, {"task": task.name})
 
         def path(split):
             return glue_data.split_path(f.data_dir, task, split)
@@ -178,13 +192,22 @@ class GlueTask(runner.Task):
                                                        labeled=False)))
 
     def training_files(self):
-        return [glue_data.split_path(self.flags.data_dir, self.task, "train")]
+        return [glue_data.split_path(self.flags.data_dir, self.task, "train"),
+                *(self.teacher.training_files() if self.teacher else [])]
 
     def build_inputs(self, preprocessor):
         f = self.flags
         # The checkpoint family's packing ([CLS] A [SEP] B [SEP], RoBERTa's
         # <s> A </s></s> B </s>, ...); a --vocab_file is WordPiece.
         self.preprocessor = preprocessor
+        if self.teacher:
+            teacher_preprocessor = self.teacher.preprocessor(f)
+            if f.student_num_layers:
+                # The student is made of the teacher's layers.
+                self.preprocessor = teacher_preprocessor
+            else:
+                self.teacher.check_vocabulary(teacher_preprocessor,
+                                              preprocessor)
 
         def dataset(examples, batch_size, training=False):
             return build_dataset(examples, self.task, self.preprocessor,
@@ -196,15 +219,47 @@ class GlueTask(runner.Task):
                           for split, examples in self.eval_examples]
 
     def build_model(self, init_checkpoint):
-        return build_model(self.task, init_checkpoint,
-                           self.flags.classifier_dropout)
+        f = self.flags
+        if not self.teacher:
+            return build_model(self.task, init_checkpoint,
+                               f.classifier_dropout)
+        self.teacher_model = self.teacher.build(
+            lambda checkpoint, dropout: build_model(self.task, checkpoint,
+                                                    dropout))
+        if not f.student_num_layers:
+            return build_model(self.task, init_checkpoint,
+                               f.classifier_dropout)
+        try:
+            return student_from_teacher(self.teacher_model,
+                                        f.student_num_layers)
+        except ValueError as error:
+            raise runner.UserError(f"--student_num_layers="
+                                   f"{f.student_num_layers}: {error}") from error
 
     def train_dataset(self):
-        return self._dataset(self.train_examples, self.flags.train_batch_size,
-                             training=True)
+        f, labels = self.flags, None
+        if self.teacher:
+            # The teacher's logits, computed once per example and cached
+            # with the dataset: the teacher runs without dropout, so every
+            # epoch would compute the same values (docs/distillation.md).
+            logits = predict_logits(self.teacher_model, self._dataset(
+                self.train_examples, f.eval_batch_size)[0])
+            labels = with_teacher_outputs(
+                encode_labels(self.task, self.train_examples), logits)
+            self.teacher_model = None
+        return build_dataset(self.train_examples, self.task, self.preprocessor,
+                             f.train_batch_size, training=True, seed=f.seed,
+                             pad_to_max_length=f.pad_to_max_length,
+                             labels=labels)
 
     def compile_args(self):
         loss, metrics = loss_and_metrics(self.task)
+        if self.teacher:
+            # The training labels carry the teacher's logits, which Keras'
+            # metrics cannot read; the dev metrics are still computed.
+            loss = TaskDistillationLoss(self.teacher.config,
+                                        regression=self.task.is_regression)
+            metrics = []
         return {"loss": loss, "metrics": metrics}
 
     @property
