@@ -58,3 +58,9 @@ def test_shared_blocks_have_no_layers_to_keep():
     encoder = BertEncoder(dataclasses.replace(CONFIG, share_layers=True))
     with pytest.raises(ValueError, match="shared"):
         student_from_teacher(BertClassifier(encoder, 2), 2)
+
+
+def test_student_takes_its_own_task_config():
+    teacher = BertClassifier(BertEncoder(CONFIG), 2, dropout=0.1)
+    student = student_from_teacher(teacher, 2, dropout=0.3)
+    assert (student.dropout, student.num_classes) == (0.3, 2)

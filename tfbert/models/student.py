@@ -20,7 +20,7 @@ def kept_layers(num_teacher_layers, num_student_layers):
             for i in range(num_student_layers)]
 
 
-def student_from_teacher(teacher, num_layers):
+def student_from_teacher(teacher, num_layers, **task_config):
     """A new task model of the teacher's class and configuration, with
     `num_layers` transformer blocks, whose weights are copies of the
     teacher's: block i is teacher block `kept_layers(N, K)[i]`, every other
@@ -32,6 +32,8 @@ def student_from_teacher(teacher, num_layers):
         `BertTokenClassifier`) on a `BertEncoder` of any family whose blocks
         are not shared (not ALBERT's).
       num_layers: K, the student's transformer blocks.
+      **task_config: constructor arguments that replace the teacher's
+        `task_config()` (e.g. `dropout=0.2`).
 
     Raises:
       ValueError: if K is out of range or the teacher shares its blocks.
@@ -43,7 +45,8 @@ def student_from_teacher(teacher, num_layers):
     kept = kept_layers(encoder.config.num_layers, num_layers)
     student_encoder = type(encoder)(dataclasses.replace(
         encoder.config, num_layers=num_layers), name=encoder.name)
-    student = type(teacher)(student_encoder, **teacher.task_config(),
+    student = type(teacher)(student_encoder,
+                            **{**teacher.task_config(), **task_config},
                             name=teacher.name)
     blocks = {f"transformer_block_{i}": f"transformer_block_{j}"
               for i, j in enumerate(kept)}

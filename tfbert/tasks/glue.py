@@ -19,6 +19,7 @@ From Python, the pieces are plain functions:
     model = build_model(task, "minilm-l6-h384-uncased")
 """
 
+import functools
 import os
 
 import keras
@@ -201,12 +202,12 @@ class GlueTask(runner.Task):
         # <s> A </s></s> B </s>, ...); a --vocab_file is WordPiece.
         self.preprocessor = preprocessor
         if self.teacher:
-            teacher_preprocessor = self.teacher.preprocessor(f)
+            self.teacher_preprocessor = self.teacher.preprocessor(f)
             if f.student_num_layers:
                 # The student is made of the teacher's layers.
-                self.preprocessor = teacher_preprocessor
+                self.preprocessor = self.teacher_preprocessor
             else:
-                self.teacher.check_vocabulary(teacher_preprocessor,
+                self.teacher.check_vocabulary(self.teacher_preprocessor,
                                               preprocessor)
 
         def dataset(examples, batch_size, training=False):
@@ -224,14 +225,14 @@ class GlueTask(runner.Task):
             return build_model(self.task, init_checkpoint,
                                f.classifier_dropout)
         self.teacher_model = self.teacher.build(
-            lambda checkpoint, dropout: build_model(self.task, checkpoint,
-                                                    dropout))
+            functools.partial(build_model, self.task))
         if not f.student_num_layers:
             return build_model(self.task, init_checkpoint,
                                f.classifier_dropout)
         try:
             return student_from_teacher(self.teacher_model,
-                                        f.student_num_layers)
+                                        f.student_num_layers,
+                                        dropout=f.classifier_dropout)
         except ValueError as error:
             raise runner.UserError(f"--student_num_layers="
                                    f"{f.student_num_layers}: {error}") from error
@@ -242,8 +243,9 @@ class GlueTask(runner.Task):
             # The teacher's logits, computed once per example and cached
             # with the dataset: the teacher runs without dropout, so every
             # epoch would compute the same values (docs/distillation.md).
-            logits = predict_logits(self.teacher_model, self._dataset(
-                self.train_examples, f.eval_batch_size)[0])
+            logits = predict_logits(self.teacher_model, build_dataset(
+                self.train_examples, self.task, self.teacher_preprocessor,
+                f.eval_batch_size, training=False)[0])
             labels = with_teacher_outputs(
                 encode_labels(self.task, self.train_examples), logits)
             self.teacher_model = None
