@@ -31,7 +31,6 @@ from tfbert.data.batching import (batch_examples, count_batches, pack_texts,
                                   prefetch_for_keras)
 from tfbert.metrics import glue as glue_metrics
 from tfbert.models import BertClassifier
-from tfbert.models.student import student_from_teacher
 from tfbert.tasks import runner, teacher
 from tfbert.training.distillation import (TaskDistillationLoss,
                                           with_teacher_outputs)
@@ -164,7 +163,8 @@ class GlueTask(runner.Task):
                 f"--label_names has {len(f.label_names)} names; {task.name} "
                 + ("is a regression task" if task.is_regression
                    else f"has {task.num_classes} classes"))
-        self.teacher = teacher.check_flags(f, {"task": task.name})
+        self.teacher = teacher.check_flags(
+            f, {"task": task.name}, {"dropout": f.classifier_dropout})
 
         def path(split):
             return glue_data.split_path(f.data_dir, task, split)
@@ -200,15 +200,9 @@ class GlueTask(runner.Task):
         f = self.flags
         # The checkpoint family's packing ([CLS] A [SEP] B [SEP], RoBERTa's
         # <s> A </s></s> B </s>, ...); a --vocab_file is WordPiece.
-        self.preprocessor = preprocessor
-        if self.teacher:
-            self.teacher_preprocessor = self.teacher.preprocessor(f)
-            if f.student_num_layers:
-                # The student is made of the teacher's layers.
-                self.preprocessor = self.teacher_preprocessor
-            else:
-                self.teacher.check_vocabulary(self.teacher_preprocessor,
-                                              preprocessor)
+        self.preprocessor = (
+            self.teacher.student_preprocessor(f, preprocessor)
+            if self.teacher else preprocessor)
 
         def dataset(examples, batch_size, training=False):
             return build_dataset(examples, self.task, self.preprocessor,
@@ -224,18 +218,10 @@ class GlueTask(runner.Task):
         if not self.teacher:
             return build_model(self.task, init_checkpoint,
                                f.classifier_dropout)
-        self.teacher_model = self.teacher.build(
-            functools.partial(build_model, self.task))
-        if not f.student_num_layers:
-            return build_model(self.task, init_checkpoint,
-                               f.classifier_dropout)
-        try:
-            return student_from_teacher(self.teacher_model,
-                                        f.student_num_layers,
-                                        dropout=f.classifier_dropout)
-        except ValueError as error:
-            raise runner.UserError(f"--student_num_layers="
-                                   f"{f.student_num_layers}: {error}") from error
+        self.teacher_model, student = self.teacher.build(
+            functools.partial(build_model, self.task,
+                              dropout=f.classifier_dropout), f, init_checkpoint)
+        return student
 
     def train_dataset(self):
         f, labels = self.flags, None
@@ -244,7 +230,8 @@ class GlueTask(runner.Task):
             # with the dataset: the teacher runs without dropout, so every
             # epoch would compute the same values (docs/distillation.md).
             logits = predict_logits(self.teacher_model, build_dataset(
-                self.train_examples, self.task, self.teacher_preprocessor,
+                self.train_examples, self.task,
+                self.teacher.teacher_preprocessor,
                 f.eval_batch_size, training=False)[0])
             labels = with_teacher_outputs(
                 encode_labels(self.task, self.train_examples), logits)

@@ -3,9 +3,9 @@ read from its model directory (`run_fingerprint.json` for how it was built,
 `best.weights.h5` or its last checkpoint for its weights).
 
 A task offers distillation by defining `DISTILL_FLAGS`, adding
-`TRAINING_FLAGS` to its own, calling `check_flags` in `check` and
-`Teacher.build` in `build_model`; the loss is
-`tfbert.training.distillation`.
+`TRAINING_FLAGS` to its own, calling `check_flags` in `check`,
+`Teacher.student_preprocessor` in `build_inputs` and `Teacher.build` in
+`build_model`; the loss is `tfbert.training.distillation`.
 """
 
 import json
@@ -47,13 +47,18 @@ class Teacher:
       model_dir: the teacher's model directory.
       flags: the teacher run's flags, by name without dashes.
       weights_path: its best weights file, or None (its last checkpoint).
+      student_config: task-model arguments of a student made of the
+        teacher's layers that are the student's own (e.g. its dropout).
     """
 
-    def __init__(self, config, model_dir, teacher_flags, weights_path):
+    def __init__(self, config, model_dir, teacher_flags, weights_path,
+                 student_config):
         self.config = config
         self.model_dir = model_dir
         self.flags = teacher_flags
         self.weights_path = weights_path
+        self.student_config = student_config
+        self.teacher_preprocessor = None
 
     def training_files(self):
         """The teacher's weights file, for the student's fingerprint."""
@@ -68,27 +73,43 @@ class Teacher:
             do_lower_case=flag_values.do_lower_case,
             max_seq_length=flag_values.max_seq_length))
 
-    def check_vocabulary(self, teacher_preprocessor, preprocessor):
-        """Raises UserError unless both tokenizers have one vocabulary."""
-        if (teacher_preprocessor.tokenizer.vocabulary
+    def student_preprocessor(self, flag_values, preprocessor):
+        """The preprocessor the student reads with: the teacher's with
+        --student_num_layers (the student is made of the teacher's layers),
+        else the student's own `preprocessor`, once checked to share the
+        teacher's vocabulary. Sets `self.teacher_preprocessor`.
+
+        Raises:
+          UserError: if the vocabularies differ.
+        """
+        self.teacher_preprocessor = self.preprocessor(flag_values)
+        if flag_values.student_num_layers:
+            return self.teacher_preprocessor
+        if (self.teacher_preprocessor.tokenizer.vocabulary
                 != preprocessor.tokenizer.vocabulary):
             raise runner.UserError(
                 f"--teacher_model_dir={self.model_dir} has another vocabulary "
                 f"than the student's (--init_checkpoint="
                 f"{self.flags['init_checkpoint']} there)")
+        return preprocessor
 
-    def build(self, build_fn):
-        """`build_fn(init_checkpoint, dropout)` with the teacher's flags, its
-        trained weights loaded; call in the strategy scope.
+    def build(self, build_fn, flag_values, init_checkpoint):
+        """`(teacher, student)` task models; call in the strategy scope.
+
+        The teacher is `build_fn(its init_checkpoint)` with its trained
+        weights; the student has --student_num_layers of its layers
+        (`student_from_teacher`, with `student_config`) or is
+        `build_fn(init_checkpoint)`.
 
         Raises:
-          UserError: if the weights do not fit (another label set).
+          UserError: if the weights do not fit (another label set) or the
+            teacher has fewer layers than --student_num_layers.
         """
+        from tfbert.models.student import student_from_teacher
         from tfbert.training import restore_trained_weights
         from tfbert.training.best_model import load_inference_weights
 
-        model = build_fn(self.flags["init_checkpoint"],
-                         self.flags.get("classifier_dropout", 0.1))
+        model = build_fn(self.flags["init_checkpoint"])
         try:
             if self.weights_path:
                 load_inference_weights(model, self.weights_path)
@@ -99,10 +120,17 @@ class Teacher:
                 f"--teacher_model_dir={self.model_dir}: its weights do not "
                 f"fit this task's model (another label set?): {error}"
             ) from error
-        return model
+        k = flag_values.student_num_layers
+        if not k:
+            return model, build_fn(init_checkpoint)
+        try:
+            return model, student_from_teacher(model, k, **self.student_config)
+        except ValueError as error:
+            raise runner.UserError(
+                f"--student_num_layers={k}: {error}") from error
 
 
-def check_flags(flag_values, task_flags):
+def check_flags(flag_values, task_flags, student_config=None):
     """The `Teacher` of --teacher_model_dir, or None when the run does not
     distil.
 
@@ -110,6 +138,7 @@ def check_flags(flag_values, task_flags):
       flag_values: the parsed flags.
       task_flags: the task's own flags the teacher must share, e.g.
         `{"task": "sst2"}`.
+      student_config: see `Teacher.student_config`.
 
     Raises:
       UserError: naming the flag, for out-of-range values, distillation
@@ -160,4 +189,5 @@ def check_flags(flag_values, task_flags):
             raise runner.UserError(f"--teacher_model_dir={model_dir}: no "
                                    "trained weights")
     return Teacher(DistillationConfig(f.distill_alpha, f.distill_temperature),
-                   model_dir, teacher_flags, weights_path)
+                   model_dir, teacher_flags, weights_path,
+                   student_config or {})
