@@ -345,3 +345,26 @@ def test_teacher_flags_need_a_teacher(capsys, tmp_path, glue):
              "--distill_temperature is read only with --teacher_model_dir")
     _refused(capsys, GlueTask, glue(f"--teacher_model_dir={tmp_path}"),
              "not a trained run")
+
+
+def test_squad_refuses_a_teacher_of_another_task(capsys, tmp_path,
+                                                 tiny_checkpoint,
+                                                 shared_data_dir,
+                                                 teacher_dirs):
+    v1 = shared_data_dir / "squad_v1.1" / "dev-v1.1.partA.json"
+    base = [f"--init_checkpoint={tiny_checkpoint}",
+            f"--model_dir={tmp_path / 'model'}", "--max_seq_length=32",
+            "--max_query_length=8", "--doc_stride=16", "--do_train",
+            f"--train_file={v1}"]
+    # An SST-2 run, and one that passes for SQuAD 1.1 but holds a
+    # classifier's weights.
+    _refused(capsys, SquadTask,
+             base + [f"--teacher_model_dir={teacher_dirs()}"],
+             "--version=None, this run has --version=1.1")
+    _refused(capsys, SquadTask, base + [
+        f"--teacher_model_dir={teacher_dirs(**{'--version': '1.1'})}"],
+        "another label set")
+    _refused(capsys, SquadTask, base + [
+        f"--teacher_model_dir={teacher_dirs(**{'--version': '1.1'})}",
+        "--distill_temperature=0"], "--distill_temperature")
+    assert _nothing_trained(tmp_path)

@@ -88,3 +88,27 @@ def test_student_learns_from_teacher_resumes_and_exports(tmp_path, capsys,
     for name, value in resumed_values.items():
         np.testing.assert_array_equal(value, finished[name], name)
     assert json.loads((student / "best_metrics.json").read_text())
+
+
+def test_squad_student_learns_from_start_and_end_logits(
+        tmp_path, shared_data_dir, tiny_checkpoint):
+    from tests.tasks.test_squad import V1, _slice
+    from tfbert.tasks.squad import SquadTask
+
+    train = _slice(shared_data_dir / V1, tmp_path / "train.json", slice(0, 3))
+    common = [f"--train_file={train}", "--max_seq_length=96",
+              "--doc_stride=32", "--max_query_length=24",
+              "--train_batch_size=8", "--seed=3", "--do_train"]
+    # No eval file: the teacher is read from its last checkpoint.
+    teacher = tmp_path / "teacher"
+    run_task(SquadTask, common + [f"--model_dir={teacher}",
+                                  f"--init_checkpoint={tiny_checkpoint}",
+                                  "--num_train_epochs=4",
+                                  "--learning_rate=3e-3"])
+    student = tmp_path / "student"
+    run_task(SquadTask, common + [
+        f"--model_dir={student}", f"--teacher_model_dir={teacher}",
+        "--student_num_layers=1", "--num_train_epochs=6",
+        "--learning_rate=1e-2", "--checkpoint_steps=4"])
+    losses = _train_losses(student)
+    assert len(losses) >= 4 and losses[-1] < 0.9 * losses[0], losses

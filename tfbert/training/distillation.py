@@ -63,11 +63,15 @@ def with_teacher_outputs(labels, teacher_outputs):
 
 
 class TaskDistillationLoss(keras.losses.Loss):
-    """The student's training loss for sequence classification/regression.
+    """The student's training loss for one classification output: a
+    sequence's classes (a score for regression), or a SQuAD window's start
+    (or end) position over its tokens.
 
     `y_true`: float32 [batch, 1 + num_outputs] as `with_teacher_outputs`
-    builds it; `y_pred`: the student's float32 logits [batch, num_outputs]
-    (a score [batch, 1] for regression).
+    builds it; `y_pred`: the student's float32 logits [batch, n] (a score
+    [batch, 1] for regression), `n <= num_outputs`: a batch trimmed to its
+    longest row meets the first `n` teacher logits (the teacher's logits
+    past a row's end are `MASKED_LOGIT`, like the student's, and add 0).
 
     Args:
       config: a `DistillationConfig`.
@@ -82,8 +86,9 @@ class TaskDistillationLoss(keras.losses.Loss):
         self.regression = regression
 
     def call(self, y_true, y_pred):
-        labels, teacher = y_true[:, 0], y_true[:, 1:]
         y_pred = keras.ops.cast(y_pred, "float32")
+        labels = y_true[:, 0]
+        teacher = y_true[:, 1:1 + keras.ops.shape(y_pred)[1]]
         if self.regression:
             hard = keras.ops.mean(keras.ops.square(labels - y_pred[:, 0]))
             soft = keras.ops.mean(keras.ops.square(teacher - y_pred))
