@@ -229,10 +229,12 @@ class GlueTask(runner.Task):
             # The teacher's logits, computed once per example and cached
             # with the dataset: the teacher runs without dropout, so every
             # epoch would compute the same values (docs/distillation.md).
-            logits = predict_logits(self.teacher_model, build_dataset(
-                self.train_examples, self.task,
-                self.teacher.teacher_preprocessor,
-                f.eval_batch_size, training=False)[0])
+            logits = self.teacher.cached_logits(
+                lambda: predict_logits(self.teacher_model, build_dataset(
+                    self.train_examples, self.task,
+                    self.teacher.teacher_preprocessor,
+                    f.eval_batch_size, training=False)[0]),
+                len(self.train_examples))
             labels = with_teacher_outputs(
                 encode_labels(self.task, self.train_examples), logits)
             self.teacher_model = None

@@ -236,8 +236,9 @@ class SquadTask(runner.Task):
         if self.teacher:
             # Cached once per window, as tfbert-glue does
             # (docs/distillation.md); the student reads the same windows.
-            logits = predict_logits(self.teacher_model, features,
-                                    f.eval_batch_size)
+            logits = self.teacher.cached_logits(
+                lambda: predict_logits(self.teacher_model, features,
+                                       f.eval_batch_size), len(features))
             positions = features.labels()
             labels = {name: with_teacher_outputs(positions[name], outputs)
                       for name, outputs in zip(("start_logits", "end_logits"),

@@ -10,6 +10,7 @@ A task offers distillation by defining `DISTILL_FLAGS`, adding
 
 import json
 import os
+import time
 import types
 
 from tfbert.tasks import runner
@@ -72,6 +73,15 @@ class Teacher:
             vocab_file=self.flags.get("vocab_file"),
             do_lower_case=flag_values.do_lower_case,
             max_seq_length=flag_values.max_seq_length))
+
+    def cached_logits(self, predict_fn, num_examples):
+        """`predict_fn()`: the teacher's logits on the training data,
+        computed once before training; prints what that pass cost."""
+        start = time.perf_counter()
+        logits = predict_fn()
+        print(f"teacher logits of {num_examples} training examples in "
+              f"{time.perf_counter() - start:.1f} s")
+        return logits
 
     def student_preprocessor(self, flag_values, preprocessor):
         """The preprocessor the student reads with: the teacher's with
