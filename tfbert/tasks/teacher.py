@@ -13,8 +13,10 @@ import os
 import time
 import types
 
+from tfbert.models.student import student_from_teacher
 from tfbert.tasks import runner
-from tfbert.training.best_model import BEST_WEIGHTS
+from tfbert.training import restore_trained_weights
+from tfbert.training.best_model import BEST_WEIGHTS, load_inference_weights
 from tfbert.training.distillation import DistillationConfig
 from tfbert.training.run_state import FINGERPRINT
 
@@ -115,10 +117,6 @@ class Teacher:
           UserError: if the weights do not fit (another label set) or the
             teacher has fewer layers than --student_num_layers.
         """
-        from tfbert.models.student import student_from_teacher
-        from tfbert.training import restore_trained_weights
-        from tfbert.training.best_model import load_inference_weights
-
         model = build_fn(self.flags["init_checkpoint"])
         try:
             if self.weights_path:
