@@ -765,4 +765,97 @@ def test_ner_bad_tags(capsys, tmp_path, tiny_checkpoint, name, text, extra,
               f"--model_dir={tmp_path / 'model'}", "--do_train",
               f"--train_file={path}", *extra],
              expected, *([str(path)] if expected.startswith(":") else []))
+@pytest.fixture(scope="module")
+def teacher_dirs(tmp_path_factory, tiny_checkpoint):
+    """`make(**flags, num_classes=2)`: a teacher model directory as a
+    finished SST-2 run leaves it (untrained weights suffice here)."""
+    from tfbert.data import glue as glue_data
+    from tfbert.tasks.glue import build_model
+    from tfbert.training.best_model import save_inference_weights
+
+    root = tmp_path_factory.mktemp("teachers")
+    weights = {}
+    for num_classes, task in ((2, "sst2"), (3, "mnli")):
+        path = root / f"{num_classes}.weights.h5"
+        save_inference_weights(build_model(glue_data.get_task(task),
+                                           str(tiny_checkpoint)), path)
+        weights[num_classes] = path.read_bytes()
+
+    def make(num_classes=2, **overrides):
+        directory = root / f"teacher{len(list(root.iterdir()))}"
+        directory.mkdir()
+        flags = {"--task": "sst2", "--init_checkpoint": str(tiny_checkpoint),
+                 "--max_seq_length": 32, "--classifier_dropout": 0.1,
+                 **overrides}
+        (directory / "run_fingerprint.json").write_text(json.dumps(flags))
+        (directory / "best.weights.h5").write_bytes(weights[num_classes])
+        return directory
+    return make
+
+
+@pytest.mark.parametrize("flags, expected", [
+    (["--distill_alpha=1.5"], "--distill_alpha must be in [0, 1]"),
+    (["--distill_alpha=-0.1"], "--distill_alpha must be in [0, 1]"),
+    (["--distill_temperature=0"], "--distill_temperature must be positive"),
+    (["--distill_temperature=-2"], "--distill_temperature must be positive"),
+    (["--student_num_layers=0"], "--student_num_layers must be positive"),
+    (["--student_num_layers=3"], "a student needs 1 to 2 layers"),
+])
+def test_distillation_flag_values(capsys, tmp_path, glue, teacher_dirs,
+                                  flags, expected):
+    _refused(capsys, GlueTask,
+             glue(f"--teacher_model_dir={teacher_dirs()}", *flags), expected)
+    assert _nothing_trained(tmp_path)
+
+
+@pytest.mark.parametrize("teacher, expected", [
+    ({"--task": "mrpc"}, "--task=mrpc, this run has --task=sst2"),
+    ({"--max_seq_length": 64},
+     "--max_seq_length=64, this run has --max_seq_length=32"),
+    ({"num_classes": 3}, "another label set"),
+])
+def test_teacher_of_another_run(capsys, tmp_path, glue, teacher_dirs, teacher,
+                                expected):
+    _refused(capsys, GlueTask, glue(
+        f"--teacher_model_dir={teacher_dirs(**teacher)}"), expected)
+    assert _nothing_trained(tmp_path)
+
+
+def test_teacher_of_another_vocabulary(capsys, tmp_path, glue, teacher_dirs):
+    vocab = tmp_path / "vocab.txt"
+    vocab.write_text("\n".join(["[PAD]", "[UNK]", "[CLS]", "[SEP]", "[MASK]",
+                                "a", "b"]) + "\n")
+    teacher = teacher_dirs(**{"--vocab_file": str(vocab)})
+    _refused(capsys, GlueTask, glue(f"--teacher_model_dir={teacher}"),
+             "has another vocabulary")
+    assert _nothing_trained(tmp_path)
+
+
+def test_teacher_flags_need_a_teacher(capsys, tmp_path, glue):
+    _refused(capsys, GlueTask, glue("--distill_temperature=3"),
+             "--distill_temperature is read only with --teacher_model_dir")
+    _refused(capsys, GlueTask, glue(f"--teacher_model_dir={tmp_path}"),
+             "not a trained run")
+
+
+def test_squad_refuses_a_teacher_of_another_task(capsys, tmp_path,
+                                                 tiny_checkpoint,
+                                                 shared_data_dir,
+                                                 teacher_dirs):
+    v1 = shared_data_dir / "squad_v1.1" / "dev-v1.1.partA.json"
+    base = [f"--init_checkpoint={tiny_checkpoint}",
+            f"--model_dir={tmp_path / 'model'}", "--max_seq_length=32",
+            "--max_query_length=8", "--doc_stride=16", "--do_train",
+            f"--train_file={v1}"]
+    # An SST-2 run, and one that passes for SQuAD 1.1 but holds a
+    # classifier's weights.
+    _refused(capsys, SquadTask,
+             base + [f"--teacher_model_dir={teacher_dirs()}"],
+             "--version=None, this run has --version=1.1")
+    _refused(capsys, SquadTask, base + [
+        f"--teacher_model_dir={teacher_dirs(**{'--version': '1.1'})}"],
+        "another label set")
+    _refused(capsys, SquadTask, base + [
+        f"--teacher_model_dir={teacher_dirs(**{'--version': '1.1'})}",
+        "--distill_temperature=0"], "--distill_temperature")
     assert _nothing_trained(tmp_path)

@@ -19,6 +19,7 @@ From Python, the pieces are plain functions:
     model = build_model(task, "minilm-l6-h384-uncased")
 """
 
+import functools
 import os
 
 import keras
@@ -31,7 +32,9 @@ from tfbert.data.batching import (batch_examples, count_batches, pack_texts,
                                   pack_windows, prefetch_for_keras)
 from tfbert.metrics import glue as glue_metrics
 from tfbert.models import BertClassifier
-from tfbert.tasks import runner
+from tfbert.tasks import runner, teacher
+from tfbert.training.distillation import (TaskDistillationLoss,
+                                          with_teacher_outputs)
 
 
 def encode_labels(task, examples):
@@ -50,11 +53,14 @@ def build_dataset(examples, task, preprocessor, batch_size, *, training,
                   seed=42, pad_to_max_length=False, labels=None,
                   doc_stride=0):
     """Returns `(dataset, num_batches)`: one epoch of (features, labels).
+    `labels` replace `encode_labels(task, examples)` (e.g. with a teacher's
+    logits beside them, `with_teacher_outputs`).
 
     `task` is a `GlueTask` or any spec with its `is_pair`, `is_regression`
     and `labels` (`tfbert.data.classification.Problem`); `labels`, when
-    given, are the examples' encoded labels (one row per example) instead
-    of `encode_labels(task, examples)`. With `doc_stride` > 0 (single
+    given, are the examples' encoded labels (one row per example, e.g. with
+    a teacher's logits beside them: `with_teacher_outputs`) instead of
+    `encode_labels(task, examples)`. With `doc_stride` > 0 (single
     texts), each text becomes its strided windows (`pack_windows`), every
     window with the text's label, in text order.
 
@@ -140,14 +146,14 @@ _GLUE_FLAGS = (
     ("list", "label_names", None,
      "Names for the exported `label` output, in class order (default: "
      "the task's label names)."),
-)
+) + teacher.DISTILL_FLAGS
 
 
 class GlueTask(runner.Task):
     """Sequence classification and regression on the GLUE tasks."""
 
     name = "glue"
-    training_flags = ("task",)
+    training_flags = ("task",) + teacher.TRAINING_FLAGS
 
     @staticmethod
     def define_flags(fv):
@@ -175,6 +181,8 @@ class GlueTask(runner.Task):
                 f"--label_names has {len(f.label_names)} names; {task.name} "
                 + ("is a regression task" if task.is_regression
                    else f"has {task.num_classes} classes"))
+        self.teacher = teacher.check_flags(
+            f, {"task": task.name}, {"dropout": f.classifier_dropout})
 
         def path(split):
             return glue_data.split_path(f.data_dir, task, split)
@@ -205,13 +213,16 @@ class GlueTask(runner.Task):
                 for name, examples in self.test_examples]
 
     def training_files(self):
-        return [glue_data.split_path(self.flags.data_dir, self.task, "train")]
+        return [glue_data.split_path(self.flags.data_dir, self.task, "train"),
+                *(self.teacher.training_files() if self.teacher else [])]
 
     def build_inputs(self, preprocessor):
         f = self.flags
         # The checkpoint family's packing ([CLS] A [SEP] B [SEP], RoBERTa's
         # <s> A </s></s> B </s>, ...); a --vocab_file is WordPiece.
-        self.preprocessor = preprocessor
+        self.preprocessor = (
+            self.teacher.student_preprocessor(f, preprocessor)
+            if self.teacher else preprocessor)
 
         def dataset(examples, batch_size, training=False):
             return build_dataset(examples, self.task, self.preprocessor,
@@ -223,16 +234,44 @@ class GlueTask(runner.Task):
                           for split, examples in self.eval_examples]
 
     def build_model(self, init_checkpoint):
-        return build_model(self.task, init_checkpoint,
-                           self.flags.classifier_dropout,
-                           self.flags.label_names)
+        f = self.flags
+        if not self.teacher:
+            return build_model(self.task, init_checkpoint,
+                               f.classifier_dropout, f.label_names)
+        self.teacher_model, student = self.teacher.build(
+            functools.partial(build_model, self.task,
+                              dropout=f.classifier_dropout,
+                              label_names=f.label_names), f, init_checkpoint)
+        return student
 
     def train_dataset(self):
-        return self._dataset(self.train_examples, self.flags.train_batch_size,
-                             training=True)
+        f, labels = self.flags, None
+        if self.teacher:
+            # The teacher's logits, computed once per example and cached
+            # with the dataset: the teacher runs without dropout, so every
+            # epoch would compute the same values (docs/distillation.md).
+            logits = self.teacher.cached_logits(
+                lambda: predict_logits(self.teacher_model, build_dataset(
+                    self.train_examples, self.task,
+                    self.teacher.teacher_preprocessor,
+                    f.eval_batch_size, training=False)[0]),
+                len(self.train_examples))
+            labels = with_teacher_outputs(
+                encode_labels(self.task, self.train_examples), logits)
+            self.teacher_model = None
+        return build_dataset(self.train_examples, self.task, self.preprocessor,
+                             f.train_batch_size, training=True, seed=f.seed,
+                             pad_to_max_length=f.pad_to_max_length,
+                             labels=labels)
 
     def compile_args(self):
         loss, metrics = loss_and_metrics(self.task)
+        if self.teacher:
+            # The training labels carry the teacher's logits, which Keras'
+            # metrics cannot read; the dev metrics are still computed.
+            loss = TaskDistillationLoss(self.teacher.config,
+                                        regression=self.task.is_regression)
+            metrics = []
         return {"loss": loss, "metrics": metrics}
 
     @property

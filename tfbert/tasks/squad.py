@@ -34,7 +34,9 @@ from tfbert.export.task_models import serving_module
 from tfbert.layers.masking import MASKED_LOGIT
 from tfbert.metrics import squad as squad_metrics
 from tfbert.models import BertSpanLabeler
-from tfbert.tasks import runner
+from tfbert.tasks import runner, teacher
+from tfbert.training.distillation import (TaskDistillationLoss,
+                                          with_teacher_outputs)
 
 def _trim_to_longest(features, labels):
     length = tf.reduce_max(tf.reduce_sum(features["input_mask"], axis=1))
@@ -42,12 +44,14 @@ def _trim_to_longest(features, labels):
 
 
 def build_dataset(features, batch_size, *, training, seed=42,
-                  pad_to_max_length=False):
+                  pad_to_max_length=False, labels=None):
     """Returns `(dataset, num_batches)`: one epoch of (inputs, labels)
     batches, shuffled with `seed` when training, each padded only to its
-    longest feature unless `pad_to_max_length`."""
+    longest feature unless `pad_to_max_length`. `labels` replace
+    `features.labels()` (e.g. with a teacher's logits beside them)."""
     dataset = tf.data.Dataset.from_tensor_slices(
-        (features.model_inputs(), features.labels()))
+        (features.model_inputs(),
+         features.labels() if labels is None else labels))
     if training:
         dataset = dataset.shuffle(len(features), seed=seed,
                                   reshuffle_each_iteration=True)
@@ -135,11 +139,12 @@ class SquadTask(runner.Task):
     name = "squad"
     defaults = {"max_seq_length": 384, "train_batch_size": 16,
                 "num_train_epochs": 2.0}
-    training_flags = ("version", "doc_stride", "max_query_length")
+    training_flags = (("version", "doc_stride", "max_query_length")
+                      + teacher.TRAINING_FLAGS)
 
     @staticmethod
     def define_flags(fv):
-        runner.define(fv, _SQUAD_FLAGS)
+        runner.define(fv, _SQUAD_FLAGS + teacher.DISTILL_FLAGS)
 
     def minimum_seq_length(self):
         # [CLS] query [SEP] at least one context token [SEP]; RoBERTa's
@@ -169,6 +174,7 @@ class SquadTask(runner.Task):
                                    "to score")
         self.predict_examples = runner.first_examples(
             f, "predict", self._read("predict_file", f.do_predict))
+        self.teacher = teacher.check_flags(f, {"version": f.version})
 
     def _read(self, flag, needed):
         path = self.flags[flag].value
@@ -195,6 +201,8 @@ class SquadTask(runner.Task):
         f = self.flags
         # The family's pair packing: [CLS] question [SEP] context [SEP], or
         # RoBERTa's <s> question </s></s> context </s>.
+        if self.teacher:
+            preprocessor = self.teacher.student_preprocessor(f, preprocessor)
         self.tokenizer = preprocessor.tokenizer
         self.layout = preprocessor.layout
         num_special = self.layout.num_special_tokens(2)
@@ -214,19 +222,39 @@ class SquadTask(runner.Task):
                               if self.eval_examples else None)
 
     def build_model(self, init_checkpoint):
-        return build_model(init_checkpoint)
+        if not self.teacher:
+            return build_model(init_checkpoint)
+        self.teacher_model, student = self.teacher.build(
+            build_model, self.flags, init_checkpoint)
+        return student
 
     def train_dataset(self):
         f = self.flags
         features = self._features(self.train_examples, True)
         print(f"{len(self.train_examples)} training questions -> "
               f"{len(features)} windows")
+        labels = None
+        if self.teacher:
+            # Cached once per window, as tfbert-glue does
+            # (docs/distillation.md); the student reads the same windows.
+            logits = self.teacher.cached_logits(
+                lambda: predict_logits(self.teacher_model, features,
+                                       f.eval_batch_size), len(features))
+            positions = features.labels()
+            labels = {name: with_teacher_outputs(positions[name], outputs)
+                      for name, outputs in zip(("start_logits", "end_logits"),
+                                               logits)}
+            self.teacher_model = None
         return build_dataset(features, f.train_batch_size, training=True,
                              seed=f.seed,
-                             pad_to_max_length=f.pad_to_max_length)
+                             pad_to_max_length=f.pad_to_max_length,
+                             labels=labels)
 
     def compile_args(self):
         loss, loss_weights = span_loss()
+        if self.teacher:
+            loss = {name: TaskDistillationLoss(self.teacher.config)
+                    for name in loss}
         return {"loss": loss, "loss_weights": loss_weights}
 
     @property

@@ -1,0 +1,201 @@
+"""The teacher of a distilled task run: a finished run of the same task,
+read from its model directory (`run_fingerprint.json` for how it was built,
+`best.weights.h5` or its last checkpoint for its weights).
+
+A task offers distillation by defining `DISTILL_FLAGS`, adding
+`TRAINING_FLAGS` to its own, calling `check_flags` in `check`,
+`Teacher.student_preprocessor` in `build_inputs` and `Teacher.build` in
+`build_model`; the loss is `tfbert.training.distillation`.
+"""
+
+import json
+import os
+import time
+import types
+
+from tfbert.models.student import student_from_teacher
+from tfbert.tasks import runner
+from tfbert.training import restore_trained_weights
+from tfbert.training.best_model import BEST_WEIGHTS, load_inference_weights
+from tfbert.training.distillation import DistillationConfig
+from tfbert.training.run_state import FINGERPRINT
+
+DISTILL_FLAGS = (
+    ("string", "teacher_model_dir", None,
+     "Distil from this finished run of the same task (its --model_dir): "
+     "its best weights, else its last ones."),
+    ("float", "distill_alpha", 0.5,
+     "With --teacher_model_dir: weight of the hard-label loss; the "
+     "teacher's term gets 1 - alpha."),
+    ("float", "distill_temperature", 2.0,
+     "With --teacher_model_dir: softmax temperature of the teacher's and "
+     "the student's logits."),
+    ("integer", "student_num_layers", None,
+     "With --teacher_model_dir: start the student from this many of the "
+     "teacher's layers, evenly spaced, with its embeddings and head "
+     "(instead of --init_checkpoint)."),
+)
+
+TRAINING_FLAGS = tuple(spec[1] for spec in DISTILL_FLAGS)
+
+# The teacher's training flags that must equal the student's.
+_MATCHING_FLAGS = ("max_seq_length",)
+
+
+class Teacher:
+    """A checked teacher run (from `check_flags`).
+
+    Attributes:
+      config: the `DistillationConfig` of the flags.
+      model_dir: the teacher's model directory.
+      flags: the teacher run's flags, by name without dashes.
+      weights_path: its best weights file, or None (its last checkpoint).
+      student_config: task-model arguments of a student made of the
+        teacher's layers that are the student's own (e.g. its dropout).
+    """
+
+    def __init__(self, config, model_dir, teacher_flags, weights_path,
+                 student_config):
+        self.config = config
+        self.model_dir = model_dir
+        self.flags = teacher_flags
+        self.weights_path = weights_path
+        self.student_config = student_config
+        self.teacher_preprocessor = None
+
+    def training_files(self):
+        """The teacher's weights file, for the student's fingerprint."""
+        return [self.weights_path] if self.weights_path else []
+
+    def preprocessor(self, flag_values):
+        """The teacher's preprocessor (its --init_checkpoint's or
+        --vocab_file's) at the student's --max_seq_length."""
+        return runner.load_preprocessor(types.SimpleNamespace(
+            init_checkpoint=self.flags["init_checkpoint"],
+            vocab_file=self.flags.get("vocab_file"),
+            do_lower_case=flag_values.do_lower_case,
+            max_seq_length=flag_values.max_seq_length))
+
+    def cached_logits(self, predict_fn, num_examples):
+        """`predict_fn()`: the teacher's logits on the training data,
+        computed once before training; prints what that pass cost."""
+        start = time.perf_counter()
+        logits = predict_fn()
+        print(f"teacher logits of {num_examples} training examples in "
+              f"{time.perf_counter() - start:.1f} s")
+        return logits
+
+    def student_preprocessor(self, flag_values, preprocessor):
+        """The preprocessor the student reads with: the teacher's with
+        --student_num_layers (the student is made of the teacher's layers),
+        else the student's own `preprocessor`, once checked to share the
+        teacher's vocabulary. Sets `self.teacher_preprocessor`.
+
+        Raises:
+          UserError: if the vocabularies differ.
+        """
+        self.teacher_preprocessor = self.preprocessor(flag_values)
+        if flag_values.student_num_layers:
+            return self.teacher_preprocessor
+        if (self.teacher_preprocessor.tokenizer.vocabulary
+                != preprocessor.tokenizer.vocabulary):
+            raise runner.UserError(
+                f"--teacher_model_dir={self.model_dir} has another vocabulary "
+                f"than the student's (--init_checkpoint="
+                f"{self.flags['init_checkpoint']} there)")
+        return preprocessor
+
+    def build(self, build_fn, flag_values, init_checkpoint):
+        """`(teacher, student)` task models; call in the strategy scope.
+
+        The teacher is `build_fn(its init_checkpoint)` with its trained
+        weights; the student has --student_num_layers of its layers
+        (`student_from_teacher`, with `student_config`) or is
+        `build_fn(init_checkpoint)`.
+
+        Raises:
+          UserError: if the weights do not fit (another label set) or the
+            teacher has fewer layers than --student_num_layers.
+        """
+        model = build_fn(self.flags["init_checkpoint"])
+        try:
+            if self.weights_path:
+                load_inference_weights(model, self.weights_path)
+            else:
+                restore_trained_weights(model, self.model_dir)
+        except ValueError as error:
+            raise runner.UserError(
+                f"--teacher_model_dir={self.model_dir}: its weights do not "
+                f"fit this task's model (another label set?): {error}"
+            ) from error
+        k = flag_values.student_num_layers
+        if not k:
+            return model, build_fn(init_checkpoint)
+        try:
+            return model, student_from_teacher(model, k, **self.student_config)
+        except ValueError as error:
+            raise runner.UserError(
+                f"--student_num_layers={k}: {error}") from error
+
+
+def check_flags(flag_values, task_flags, student_config=None):
+    """The `Teacher` of --teacher_model_dir, or None when the run does not
+    distil.
+
+    Args:
+      flag_values: the parsed flags.
+      task_flags: the task's own flags the teacher must share, e.g.
+        `{"task": "sst2"}`.
+      student_config: see `Teacher.student_config`.
+
+    Raises:
+      UserError: naming the flag, for out-of-range values, distillation
+        flags without a teacher, or a teacher of another task or sequence
+        length.
+    """
+    f = flag_values
+    if not f.teacher_model_dir:
+        for name in TRAINING_FLAGS[1:]:
+            if f[name].present:
+                raise runner.UserError(
+                    f"--{name} is read only with --teacher_model_dir")
+        return None
+    if not 0 <= f.distill_alpha <= 1:
+        raise runner.UserError(
+            f"--distill_alpha must be in [0, 1], got {f.distill_alpha}")
+    if not f.distill_temperature > 0:
+        raise runner.UserError("--distill_temperature must be positive, got "
+                               f"{f.distill_temperature}")
+    if f.student_num_layers is not None and f.student_num_layers < 1:
+        raise runner.UserError("--student_num_layers must be positive, got "
+                               f"{f.student_num_layers}")
+    model_dir = f.teacher_model_dir
+    path = os.path.join(model_dir, FINGERPRINT)
+    if not os.path.isfile(path):
+        raise runner.UserError(f"--teacher_model_dir={model_dir}: not a "
+                               f"trained run (no {FINGERPRINT})")
+    try:
+        with open(path, encoding="utf-8") as file:
+            recorded = json.load(file)
+    except json.JSONDecodeError as error:
+        raise runner.UserError(f"{path}:{error.lineno}: not valid JSON "
+                               f"({error.msg})") from error
+    teacher_flags = {key[2:]: value for key, value in recorded.items()
+                     if key.startswith("--")}
+    expected = dict(task_flags, **{name: f[name].value
+                                   for name in _MATCHING_FLAGS})
+    for name, value in expected.items():
+        if teacher_flags.get(name) != value:
+            raise runner.UserError(
+                f"--teacher_model_dir={model_dir} was trained with --{name}="
+                f"{teacher_flags.get(name)}, this run has --{name}={value}")
+    weights_path = os.path.join(model_dir, BEST_WEIGHTS)
+    if not os.path.isfile(weights_path):
+        weights_path = None
+        if not os.path.isfile(os.path.join(model_dir, "checkpoints",
+                                           "checkpoint")):
+            raise runner.UserError(f"--teacher_model_dir={model_dir}: no "
+                                   "trained weights")
+    return Teacher(DistillationConfig(f.distill_alpha, f.distill_temperature),
+                   model_dir, teacher_flags, weights_path,
+                   student_config or {})
