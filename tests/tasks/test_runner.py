@@ -9,6 +9,7 @@ after every epoch; cases about evaluation, prediction and the best model use
 """
 
 import json
+import shutil
 
 import numpy as np
 import pytest
@@ -42,6 +43,15 @@ def baseline(tmp_path_factory, tiny_checkpoint, sst2_train_dir):
 def _run(tmp_path, tiny_checkpoint, data_dir, *extra):
     return run_task(GlueTask, _args(tiny_checkpoint, data_dir,
                                     tmp_path / "model", *extra))
+
+
+def _export_baseline(tiny_checkpoint, sst2_train_dir, baseline, *extra):
+    """Exports the baseline's trained model (a run without --do_train on its
+    --model_dir, which restores and writes nothing there)."""
+    return run_task(GlueTask, [
+        a for a in _args(tiny_checkpoint, sst2_train_dir,
+                         baseline["model_dir"]) if a != "--do_train"]
+        + list(extra))
 
 
 def _differs(weights, other):
@@ -99,29 +109,26 @@ def test_layerwise_lr_decay_moves_lower_layers_less(
     assert moved(prepared.model) < 0.1 * moved(baseline["prepared"].model)
 
 
-def test_pad_to_max_length_gives_fixed_shapes(tmp_path, tiny_checkpoint,
-                                              sst2_dir):
+def test_pad_to_max_length_eval_batch_size_and_no_autotuning(
+        tmp_path, tiny_checkpoint, sst2_dir):
+    # One run for three flags' effects on the datasets it builds.
     task, _ = _run(tmp_path, tiny_checkpoint, sst2_dir, "--pad_to_max_length",
-                   "--do_eval")
+                   "--do_eval", "--eval_batch_size=5")
     dataset, _ = task.train_dataset()
+    eval_dataset = task.eval_sets[0][2]
     widths = {int(x["input_word_ids"].shape[1]) for x, _ in dataset}
-    eval_widths = {int(x["input_word_ids"].shape[1])
-                   for x, _ in task.eval_sets[0][2]}
+    eval_widths = {int(x["input_word_ids"].shape[1]) for x, _ in eval_dataset}
     assert widths == eval_widths == {32}
+    sizes = [int(x["input_word_ids"].shape[0]) for x, _ in eval_dataset]
+    assert sizes == [5, 5, 5, 5, 4]
+    assert_runs_without_autotuning(dataset)
+    assert_runs_without_autotuning(eval_dataset)
 
 
 def test_batches_pad_to_their_longest_by_default(baseline):
     dataset, _ = baseline["task"].train_dataset()
     widths = {int(x["input_word_ids"].shape[1]) for x, _ in dataset}
     assert max(widths) <= 32 and len(widths) > 1
-
-
-def test_train_and_eval_datasets_run_without_autotuning(tmp_path,
-                                                       tiny_checkpoint,
-                                                       sst2_dir):
-    task, _ = _run(tmp_path, tiny_checkpoint, sst2_dir, "--do_eval")
-    assert_runs_without_autotuning(task.train_dataset()[0])
-    assert_runs_without_autotuning(task.eval_sets[0][2])
 
 
 def test_max_eval_and_predict_examples(tmp_path, tiny_checkpoint, sst2_dir):
@@ -137,12 +144,6 @@ def test_max_eval_and_predict_examples(tmp_path, tiny_checkpoint, sst2_dir):
     (_, test), = task.test_examples
     assert dev == whole.eval_examples[0][1][:5]
     assert test == whole.test_examples[0][1][:7]
-
-
-def test_eval_batch_size(tmp_path, tiny_checkpoint, sst2_dir):
-    task, _ = _run(tmp_path, tiny_checkpoint, sst2_dir, "--eval_batch_size=5")
-    sizes = [int(x["input_word_ids"].shape[0]) for x, _ in task.eval_sets[0][2]]
-    assert sizes == [5, 5, 5, 5, 4]
 
 
 def test_checkpoint_steps(tmp_path, tiny_checkpoint, sst2_train_dir, baseline):
@@ -241,11 +242,11 @@ def test_do_flags_and_model_dir(tmp_path, tiny_checkpoint, sst2_dir):
 
 
 def test_export_dir_token_ids_only_and_request_bounds(
-        tmp_path, tiny_checkpoint, sst2_train_dir):
+        tmp_path, tiny_checkpoint, sst2_train_dir, baseline):
     export_dir = tmp_path / "export"
-    _run(tmp_path, tiny_checkpoint, sst2_train_dir,
-         f"--export_dir={export_dir}", "--export_max_text_chars=6",
-         "--export_max_batch_chars=10", "--export_max_windows=3")
+    _export_baseline(tiny_checkpoint, sst2_train_dir, baseline,
+                     f"--export_dir={export_dir}", "--export_max_text_chars=6",
+                     "--export_max_batch_chars=10", "--export_max_windows=3")
     loaded = tf.saved_model.load(str(export_dir / "1"))
     assert {"serving_default", "serve_token_ids"} <= set(loaded.signatures)
     serve = loaded.signatures["serving_default"]
@@ -256,19 +257,17 @@ def test_export_dir_token_ids_only_and_request_bounds(
         with pytest.raises(tf.errors.InvalidArgumentError,
                            match=f"bound of {bound}"):
             serve(sentence=tf.constant(texts))
-    model_dir = tmp_path / "model"
-    run_task(GlueTask, [a for a in _args(tiny_checkpoint, sst2_train_dir,
-                                         model_dir)
-                        if a != "--do_train"]
-             + [f"--export_dir={export_dir}", "--export_token_ids_only"])
+    _export_baseline(tiny_checkpoint, sst2_train_dir, baseline,
+                     f"--export_dir={export_dir}", "--export_token_ids_only")
     assert set(tf.saved_model.load(str(export_dir / "2")).signatures) == {
         "serve_token_ids"}
 
 
-def test_export_precision(tmp_path, tiny_checkpoint, sst2_train_dir):
+def test_export_precision(tmp_path, tiny_checkpoint, sst2_train_dir,
+                          baseline):
     export_dir = tmp_path / "export"
-    _run(tmp_path, tiny_checkpoint, sst2_train_dir,
-         f"--export_dir={export_dir}", "--export_precision=bfloat16")
+    _export_baseline(tiny_checkpoint, sst2_train_dir, baseline,
+                     f"--export_dir={export_dir}", "--export_precision=bfloat16")
     loaded = tf.saved_model.load(str(export_dir / "1"))
     serve = loaded.signatures["serving_default"]
     kernels = [v for v in serve.variables if v.name.endswith("kernel:0")]
@@ -279,11 +278,9 @@ def test_export_precision(tmp_path, tiny_checkpoint, sst2_train_dir):
     assert outputs["probabilities"].dtype == tf.float32
     # The same weights with the kernels as graph constants: no kernel is a
     # variable, the biases still are.
-    run_task(GlueTask, [a for a in _args(tiny_checkpoint, sst2_train_dir,
-                                         tmp_path / "model")
-                        if a != "--do_train"]
-             + [f"--export_dir={export_dir}", "--export_precision=bfloat16",
-                "--export_constant_kernels"])
+    _export_baseline(tiny_checkpoint, sst2_train_dir, baseline,
+                     f"--export_dir={export_dir}", "--export_precision=bfloat16",
+                     "--export_constant_kernels")
     loaded = tf.saved_model.load(str(export_dir / "2"))
     serve = loaded.signatures["serving_default"]
     assert not [v for v in serve.variables if v.name.endswith("kernel:0")]
@@ -294,17 +291,16 @@ def test_export_precision(tmp_path, tiny_checkpoint, sst2_train_dir):
 
 
 def test_export_feed_forward_shards(tmp_path, tiny_checkpoint,
-                                    sst2_train_dir):
+                                    sst2_train_dir, baseline):
     """By default the feed-forward kernels are exported as 2 column shards
     instead of whole; --export_feed_forward_shards=1 keeps them whole. Both
     answer alike."""
     export_dir = tmp_path / "export"
-    _run(tmp_path, tiny_checkpoint, sst2_train_dir,
-         f"--export_dir={export_dir}")
-    args = [a for a in _args(tiny_checkpoint, sst2_train_dir,
-                             tmp_path / "model") if a != "--do_train"]
-    run_task(GlueTask, args + [f"--export_dir={export_dir}",
-                               "--export_feed_forward_shards=1"])
+    _export_baseline(tiny_checkpoint, sst2_train_dir, baseline,
+                     f"--export_dir={export_dir}")
+    _export_baseline(tiny_checkpoint, sst2_train_dir, baseline,
+                     f"--export_dir={export_dir}",
+                     "--export_feed_forward_shards=1")
     answers = {}
     for version, shards in (("1", 2), ("2", 0)):
         loaded = tf.saved_model.load(str(export_dir / version))
@@ -399,8 +395,9 @@ def test_export_best_uses_the_best_dev_weights(tmp_path, tiny_checkpoint,
 
 
 def test_overwrite_model_dir(tmp_path, tiny_checkpoint, sst2_train_dir,
-                             capsys):
-    _run(tmp_path, tiny_checkpoint, sst2_train_dir)
+                             baseline, capsys):
+    # A model dir a run of the same arguments trained: the baseline's.
+    shutil.copytree(baseline["model_dir"], tmp_path / "model")
     with pytest.raises(ValueError, match="--learning_rate"):
         _run(tmp_path, tiny_checkpoint, sst2_train_dir, "--learning_rate=2e-3")
     _, prepared = _run(tmp_path, tiny_checkpoint, sst2_train_dir,
