@@ -3,7 +3,7 @@
 `export_for_serving(model, export_dir)` writes what the task programs write
 for the same kind of model (raw-text `serving_default`, `serve_token_ids`,
 the vocabulary, warmup requests; inference weights only). The serving module
-of each model kind is chosen in `serving_module`, so the task programs and
+of each model kind is chosen in `serving_module_of`, so the task programs and
 Python callers build the same one.
 """
 
@@ -21,7 +21,7 @@ from tfbert.models import (SequenceClassifier, SpanLabeler, TextClassifier,
 PAIR_INPUTS = ("sentence1", "sentence2")
 
 
-def serving_module(model, **options):
+def serving_module_of(model, **options):
     """The `ServingModule` that exports `model`.
 
     Args:
@@ -72,7 +72,7 @@ def export_for_serving(model, export_dir, *, precision="float32",
     `export_dir/<version>/`; returns that version directory.
 
     Args:
-      model: a model `serving_module` takes.
+      model: a model `serving_module_of` takes.
       export_dir: the model's base directory, e.g. `saved_models/sst2`.
       precision, token_ids_only, constant_kernels, feed_forward_shards,
         limits: as the programs' --export_precision,
@@ -80,7 +80,7 @@ def export_for_serving(model, export_dir, *, precision="float32",
         --export_feed_forward_shards and --export_max_* flags
         (`export_saved_model`); a feature extractor or mask filler exports
         in float32 only.
-      **options: the `serving_module` options of the model's kind (e.g.
+      **options: the `serving_module_of` options of the model's kind (e.g.
         the tokenizer of a model that holds none).
     """
     if isinstance(model, (FeatureExtractor, MaskFiller)):
@@ -88,11 +88,11 @@ def export_for_serving(model, export_dir, *, precision="float32",
             raise ValueError(f"a {type(model).__name__} exports in float32 "
                              f"only, got precision={precision!r}")
         return export_saved_model(
-            serving_module(model, **options), export_dir,
+            serving_module_of(model, **options), export_dir,
             token_ids_only=token_ids_only, constant_kernels=constant_kernels,
             feed_forward_shards=feed_forward_shards, limits=limits)
     return export_task_model(
-        model, export_dir, lambda model: serving_module(model, **options),
+        model, export_dir, lambda model: serving_module_of(model, **options),
         precision=precision, token_ids_only=token_ids_only,
         constant_kernels=constant_kernels,
         feed_forward_shards=feed_forward_shards, limits=limits)

@@ -27,7 +27,7 @@ import numpy as np
 import tensorflow as tf
 
 from tfbert.data import glue as glue_data
-from tfbert.export.task_models import PAIR_INPUTS, serving_module
+from tfbert.export.task_models import PAIR_INPUTS, serving_module_of
 from tfbert.data.batching import (batch_examples, count_batches, pack_texts,
                                   pack_windows, prefetch_for_keras)
 from tfbert.metrics import glue as glue_metrics
@@ -296,7 +296,7 @@ class GlueTask(runner.Task):
             print(f"wrote {len(examples)} predictions to {path}")
 
     def serving_module(self, model):
-        return serving_module(
+        return serving_module_of(
             model, preprocessor=self.preprocessor,
             text_inputs=(PAIR_INPUTS if self.task.is_pair else ("sentence",)))
 

@@ -30,7 +30,7 @@ import tensorflow as tf
 from tfbert.data import squad as squad_data
 from tfbert.data.batching import prefetch_for_keras
 from tfbert.data.squad_postprocess import postprocess_predictions
-from tfbert.export.task_models import serving_module
+from tfbert.export.task_models import serving_module_of
 from tfbert.layers.masking import MASKED_LOGIT
 from tfbert.metrics import squad as squad_metrics
 from tfbert.models import BertSpanLabeler
@@ -290,7 +290,7 @@ class SquadTask(runner.Task):
 
     def serving_module(self, model):
         f = self.flags
-        return serving_module(
+        return serving_module_of(
             model, tokenizer=self.tokenizer, max_seq_length=f.max_seq_length,
             doc_stride=f.doc_stride, max_query_length=f.max_query_length,
             max_answer_length=f.max_answer_length,
