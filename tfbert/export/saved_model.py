@@ -89,7 +89,7 @@ def export_saved_model(module, export_dir, *, token_ids_only=False,
                              "not finite (the training diverged)")
     try:
         return _export(module, export_dir, token_ids_only, constant_kernels,
-                       feed_forward_shards)
+                       feed_forward_shards, limits)
     except Exception as error:
         reported = storage_error(error, export_dir)
         if reported is None:
@@ -98,7 +98,7 @@ def export_saved_model(module, export_dir, *, token_ids_only=False,
 
 
 def _export(module, export_dir, token_ids_only, constant_kernels,
-            feed_forward_shards):
+            feed_forward_shards, limits):
     os.makedirs(export_dir, exist_ok=True)
     _remove_stale_staging(export_dir)
     with staging_directory(
