@@ -37,8 +37,25 @@ def test_readme_shows_these_programs():
     # NOT_RUN_HERE with the reason.
     assert {command.split()[0] for command in readme_commands()} == {
         "make", "tfbert-glue", "tfbert-query", "tfbert-export-tfhub",
-        "printf", "tfbert-extract-features", "python", "tfbert-multiple-choice",
+        "printf", "tfbert-extract-features", "tfbert-squad-choices",
+        "tfbert-multiple-choice",
         "tfbert-sentence", "tfbert-classify", "tfbert-ner"}
+
+
+def console_scripts(directory):
+    """Writes into `directory` the console scripts setup.py declares, as
+    `pip install` would (so the programs are this checkout's even where the
+    virtualenv was installed before one was added)."""
+    # Adjacent string literals joined, as Python joins them.
+    setup = re.sub(r'"\s+"', "", (REPO_ROOT / "setup.py").read_text(
+        encoding="utf-8"))
+    for name, module, function in re.findall(
+            r'"([\w-]+) = ([\w.]+):(\w+)"', setup):
+        script = directory / name
+        script.write_text(f"#!{sys.executable}\nimport sys\n"
+                          f"from {module} import {function}\n"
+                          f"sys.exit({function}())\n")
+        script.chmod(0o755)
 
 
 def exported(directory):
@@ -50,17 +67,19 @@ def exported(directory):
 @pytest.mark.slow
 def test_readme_commands_run_as_written(tmp_path, shared_data_dir):
     # The checkout's root, as far as the commands see it: its bundled data
-    # and scripts at the documented paths, the shared data at ../shared/data,
+    # at the documented path, the shared data at ../shared/data,
     # what they write in a fresh directory.
     (tmp_path / "shared").mkdir()
     (tmp_path / "shared" / "data").symlink_to(shared_data_dir)
     checkout = tmp_path / "checkout"
     checkout.mkdir()
-    for name in ("tfbert", "tasks"):
-        (checkout / name).symlink_to(REPO_ROOT / name)
+    (checkout / "tfbert").symlink_to(REPO_ROOT / "tfbert")
+    (tmp_path / "bin").mkdir()
+    console_scripts(tmp_path / "bin")
     env = dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2", PYTHONPATH=str(REPO_ROOT),
-               PATH=os.path.dirname(sys.executable) + os.pathsep
-               + os.environ.get("PATH", ""))
+               PATH=os.pathsep.join([str(tmp_path / "bin"),
+                                     os.path.dirname(sys.executable),
+                                     os.environ.get("PATH", "")]))
     outputs = []
     for command in readme_commands():
         if command.split()[0] in NOT_RUN_HERE:
