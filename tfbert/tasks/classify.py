@@ -261,7 +261,8 @@ class ClassifyTask(runner.Task):
 
     def build_model(self, init_checkpoint):
         return glue.build_model(self.problem, init_checkpoint,
-                                self.flags.classifier_dropout)
+                                self.flags.classifier_dropout,
+                                label_names=self.problem.labels)
 
     def train_dataset(self):
         f = self.flags
