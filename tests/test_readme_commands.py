@@ -117,7 +117,7 @@ def test_readme_commands_run_as_written(tmp_path, shared_data_dir):
     query = next(out for command, out in zip(
         [c for c in readme_commands() if c.split()[0] not in NOT_RUN_HERE],
         outputs) if command.startswith("tfbert-query"))
-    answers = [json.loads(line) for line in query.splitlines()]
+    answers = [json.loads(line)["outputs"] for line in query.splitlines()]
     assert len(answers) == 2
     for answer in answers:
         assert answer["label"] in ("negative", "positive")
