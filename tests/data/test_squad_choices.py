@@ -6,7 +6,7 @@ import json
 import pytest
 
 from tfbert.data.multiple_choice import read_examples
-from tfbert.data.squad_choices import write_split
+from tfbert.data.squad_choices import squad_choice_examples, write_split
 
 
 def test_split_by_article_keeps_every_paragraph_on_one_side(
@@ -24,7 +24,8 @@ def test_split_by_article_keeps_every_paragraph_on_one_side(
     train, dev = (read_examples(tmp_path / f"{name}.jsonl")
                   for name in ("train", "dev"))
     assert (len(train), len(dev)) == counts
-    assert len(dev) > 0 and len(train) > 10 * len(dev)
+    assert len(train) > len(dev) > 0
+    assert len(train) + len(dev) == len(squad_choice_examples(source))
     assert {e.context for e in dev} <= dev_questions
     assert {e.context for e in train} <= train_questions
     assert not {e.context for e in train} & {e.context for e in dev}
