@@ -32,6 +32,7 @@ setup(
         "tfbert-query = tfbert.export.query:main",
         "tfbert-extract-features = tfbert.tasks.extract_features:main",
         "tfbert-multiple-choice = tfbert.tasks.multiple_choice:main",
+        "tfbert-squad-choices = tfbert.tasks.squad_choices:main",
     ]},
     install_requires=[
         "tensorflow>=2.21,<2.22",

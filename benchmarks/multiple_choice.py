@@ -38,14 +38,13 @@ flags.DEFINE_float("learning_rate", 5e-5, "Peak learning rate.")
 
 def main(argv):
     del argv
-    from tfbert.data.squad_choices import squad_choice_examples
+    from tfbert.data.squad_choices import (split_by_article,
+                                           squad_choice_examples)
 
-    examples = squad_choice_examples(os.path.join(
-        FLAGS.data_dir, "squad_v1.1", "dev-v1.1.partA.json"))
-    titles = list(dict.fromkeys(title for title, _ in examples))
-    dev_titles = set(titles[-FLAGS.dev_articles:])
-    splits = {"train": [e for t, e in examples if t not in dev_titles],
-              "dev": [e for t, e in examples if t in dev_titles]}
+    train, dev = split_by_article(squad_choice_examples(os.path.join(
+        FLAGS.data_dir, "squad_v1.1", "dev-v1.1.partA.json")),
+        FLAGS.dev_articles)
+    splits = {"train": train, "dev": dev}
     splits["train"] = splits["train"][:FLAGS.num_train]
     splits["dev"] = splits["dev"][:FLAGS.num_dev]
     os.makedirs(FLAGS.workdir, exist_ok=True)

@@ -6,12 +6,18 @@ context, and the choices are `num_choices` sentences of its paragraph, the
 one holding the (first) answer and others drawn at random, in random order.
 Questions whose paragraph has fewer sentences, or whose answer crosses a
 sentence boundary, are left out. Sentences end at `.`, `!` or `?` followed
-by whitespace and an upper-case letter, digit or quote.
+by whitespace and an upper-case letter, digit or quote. `write_split`
+writes a train and a dev JSONL file (`tfbert.data.multiple_choice`'s
+layout) split by article, so no paragraph is in both; `tfbert-squad-choices`
+runs it.
 """
 
 import json
+import os
 import random
 import re
+
+from tfbert.utils.atomic import atomic_write
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
@@ -62,3 +68,34 @@ def squad_choice_examples(squad_path, num_choices=4, seed=0):
                     "choices": [context[slice(*spans[i])] for i in order],
                     "label": order.index(holding[0])}))
     return examples
+
+
+def split_by_article(examples, dev_articles):
+    """`(train, dev)`: the examples of `squad_choice_examples`, dev those of
+    the last `dev_articles` articles (in file order), without their titles.
+    Raises ValueError unless 1 <= dev_articles < the number of articles."""
+    titles = list(dict.fromkeys(title for title, _ in examples))
+    if not 1 <= dev_articles < len(titles):
+        raise ValueError(f"dev_articles must be in [1, {len(titles)}) "
+                         f"for {len(titles)} articles, got {dev_articles}")
+    dev_titles = set(titles[-dev_articles:])
+    return ([e for t, e in examples if t not in dev_titles],
+            [e for t, e in examples if t in dev_titles])
+
+
+def write_split(squad_path, output_dir, dev_articles=5, num_choices=4,
+                seed=0):
+    """Writes OUTPUT_DIR/train.jsonl and OUTPUT_DIR/dev.jsonl (one
+    `{"context", "choices", "label"}` object per line) from a SQuAD JSON
+    file, split by `split_by_article`.
+
+    Returns:
+      `(number of train examples, number of dev examples)`.
+    """
+    splits = split_by_article(
+        squad_choice_examples(squad_path, num_choices, seed), dev_articles)
+    os.makedirs(output_dir, exist_ok=True)
+    for name, rows in zip(("train", "dev"), splits):
+        with atomic_write(os.path.join(output_dir, f"{name}.jsonl")) as f:
+            f.writelines(json.dumps(row) + "\n" for row in rows)
+    return tuple(len(rows) for rows in splits)

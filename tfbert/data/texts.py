@@ -1,5 +1,5 @@
 """Reading texts to encode: one per line, `A ||| B` pairs, or a column of a
-CSV or JSONL file.
+CSV, TSV or JSONL file.
 
 Errors are `ValueError`s naming the file and line (and the column).
 """
@@ -11,14 +11,16 @@ import os
 # Separates the two segments of a pair on a line of a plain text file (as in
 # Google BERT's extract_features.py).
 PAIR_SEPARATOR = " ||| "
+# Extension -> field delimiter of the files read with a header line.
+DELIMITERS = {".csv": ",", ".tsv": "\t"}
 
 
 def read_texts(path, text_column="text", text_pair_column=None):
     """The texts of `path`, in file order.
 
-    `.csv` files are read with a header line, `.jsonl` files as one JSON
-    object per line; both take the text from `text_column` and, when given,
-    the second segment from `text_pair_column`. Any other file has one text
+    `.csv` and `.tsv` files are read with a header line, `.jsonl` files as
+    one JSON object per line; all take the text from `text_column` and,
+    when given, the second segment from `text_pair_column`. Any other file has one text
     per line, or `A ||| B` for a pair (an empty line is an empty text).
 
     Returns:
@@ -36,9 +38,9 @@ def read_texts(path, text_column="text", text_pair_column=None):
         raise IsADirectoryError(f"{path}: is a directory, expected a file of "
                                 "texts")
     suffix = os.path.splitext(path)[1].lower()
-    if suffix == ".csv":
-        texts = _column_texts(path, _csv_rows(path), text_column,
-                              text_pair_column)
+    if suffix in DELIMITERS:
+        texts = _column_texts(path, _csv_rows(path, DELIMITERS[suffix]),
+                              text_column, text_pair_column)
     elif suffix == ".jsonl":
         texts = _column_texts(path, _jsonl_rows(path), text_column,
                               text_pair_column)
@@ -70,10 +72,11 @@ def _line_text(line):
     return line
 
 
-def _csv_rows(path):
-    """(line number, dict) per CSV record after the header."""
+def _csv_rows(path, delimiter):
+    """(line number, dict) per CSV/TSV record after the header."""
     lines = dict(_lines(path))
-    reader = csv.DictReader(lines[n] for n in sorted(lines))
+    reader = csv.DictReader((lines[n] for n in sorted(lines)),
+                            delimiter=delimiter)
     for row in reader:
         yield reader.line_num, row
 

@@ -328,7 +328,8 @@ class ServingModule(tf.Module):
         character bounds and the number of examples, then UTF-8 and equal
         batch sizes (each step runs only on inputs that passed the one
         before)."""
-        texts = _after([_shape_check(name, text, [None], "string")
+        texts = _after([_shape_check(name, text, self.text_input_shape(name),
+                                     "string")
                         for name, text in zip(self.text_inputs, texts)],
                        texts)
         limits = self.limits

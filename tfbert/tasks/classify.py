@@ -170,23 +170,22 @@ class ClassifyTask(runner.Task):
                                       label_separator=f.label_separator)
         self.train_examples = []
         if f.do_train:
-            self.train_examples = read(f.train_file)
-            if f.max_train_examples:
-                self.train_examples = self.train_examples[
-                    :f.max_train_examples]
+            self.train_examples = runner.first_examples(
+                f, "train", read(f.train_file))
         labels = self._labels(columns, kind)
         self.problem = data.Problem(columns, kind, labels)
         if self.train_examples and labels is not None:
             data.check_known_labels(self.train_examples, labels, columns)
         # The eval file selects the best model during training and is read
         # by --do_eval.
-        self.eval_examples = (read(f.eval_file)
-                              if f.eval_file and (f.do_eval or f.do_train)
-                              else [])
+        self.eval_examples = runner.first_examples(
+            f, "eval", read(f.eval_file)
+            if f.eval_file and (f.do_eval or f.do_train) else [])
         if labels is not None:
             data.check_known_labels(self.eval_examples, labels, columns)
-        self.predict_examples = (read(f.predict_file, labeled=False)
-                                 if f.do_predict else [])
+        self.predict_examples = runner.first_examples(
+            f, "predict", read(f.predict_file, labeled=False)
+            if f.do_predict else [])
         if kind == "multi_label":
             for path, examples in ((f.train_file, self.train_examples),
                                    (f.eval_file, self.eval_examples)):
@@ -262,7 +261,8 @@ class ClassifyTask(runner.Task):
 
     def build_model(self, init_checkpoint):
         return glue.build_model(self.problem, init_checkpoint,
-                                self.flags.classifier_dropout)
+                                self.flags.classifier_dropout,
+                                label_names=self.problem.labels)
 
     def train_dataset(self):
         f = self.flags

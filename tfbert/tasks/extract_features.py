@@ -4,9 +4,9 @@
         --init_checkpoint=minilm-l6-h384-uncased --layers=-1,-2,-3,-4
 
 (`python -m tasks.extract_features` from a checkout.) --input_file holds one
-text per line, or `text ||| text` for a pair; a `.csv` (with a header) or
-`.jsonl` file gives the text in --text_column (and the pair's second text in
---text_pair_column). Any family's checkpoint works.
+text per line, or `text ||| text` for a pair; a `.csv` or `.tsv` (with a
+header) or `.jsonl` file gives the text in --text_column (and the pair's
+second text in --text_pair_column). Any family's checkpoint works.
 
 Without --pooling, --output_file is JSONL in the layout of Google BERT's
 extract_features.py: one object per input line,
@@ -36,7 +36,7 @@ FLAGS = flags.FLAGS
 
 _FLAGS = (
     ("string", "input_file", None,
-     "Texts: one per line (`A ||| B` for a pair), or a .csv/.jsonl file "
+     "Texts: one per line (`A ||| B` for a pair), or a .csv/.tsv/.jsonl file "
      "(required)."),
     ("string", "output_file", None,
      "JSONL of per-token features, or with --pooling a .npy (required)."),
@@ -54,9 +54,10 @@ _FLAGS = (
      "With --pooling: how the chosen layers are joined (default concat).",
      ["concat", "sum", "mean"]),
     ("string", "text_column", "text",
-     "Column of the text in a .csv or .jsonl --input_file."),
+     "Column of the text in a .csv, .tsv or .jsonl --input_file."),
     ("string", "text_pair_column", None,
-     "Column of a pair's second text in a .csv or .jsonl --input_file."),
+     "Column of a pair's second text in a .csv, .tsv or .jsonl "
+     "--input_file."),
 )
 
 

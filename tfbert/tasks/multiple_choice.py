@@ -103,14 +103,14 @@ class MultipleChoiceTask(runner.Task):
             path = f[name].value
             return (mc_data.read_examples(path, f.num_choices, labeled)
                     if path else [])
-        self.train_examples = read("train_file") if f.do_train else []
-        if f.max_train_examples:
-            self.train_examples = self.train_examples[:f.max_train_examples]
-        self.eval_examples = (read("dev_file")
-                              if f.do_eval or (f.do_train and f.dev_file)
-                              else [])
-        self.test_examples = (read("test_file", labeled=False)
-                              if f.do_predict else [])
+        self.train_examples = runner.first_examples(
+            f, "train", read("train_file") if f.do_train else [])
+        self.eval_examples = runner.first_examples(
+            f, "eval", read("dev_file")
+            if f.do_eval or (f.do_train and f.dev_file) else [])
+        self.test_examples = runner.first_examples(
+            f, "predict", read("test_file", labeled=False)
+            if f.do_predict else [])
 
     def training_files(self):
         return [self.flags.train_file]

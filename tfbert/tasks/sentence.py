@@ -79,7 +79,8 @@ class SentenceTask(runner.Task):
     """Bi-encoder training on sentence pairs (`SentenceEncoder`)."""
 
     name = "sentence"
-    optional_flags = frozenset({"max_train_examples", "export_token_ids_only",
+    optional_flags = frozenset({"max_train_examples", "max_eval_examples",
+                                "export_token_ids_only",
                                 "export_precision", "export_constant_kernels",
                                 "export_feed_forward_shards"})
     training_flags = ("train_file", "text_a_column", "text_b_column",
@@ -130,6 +131,8 @@ class SentenceTask(runner.Task):
         if f.eval_file and (f.do_eval or f.do_train):
             self.eval_pairs = self._read(f.eval_file, negatives=False,
                                          labels=bool(f.label_column))
+            if f.max_eval_examples:
+                self.eval_pairs = _first(self.eval_pairs, f.max_eval_examples)
 
     def _read(self, path, negatives, labels):
         f = self.flags
