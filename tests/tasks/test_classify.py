@@ -181,6 +181,8 @@ def test_multi_label_thresholds_predictions_and_export(
     capsys.readouterr()
     query.main([str(export_dir), rows[32]["text"]])
     answer = json.loads(capsys.readouterr().out)
+    assert answer["inputs"] == {"sentence": rows[32]["text"]}
+    answer = answer["outputs"]
     assert answer["predicted"] == expected[0].tolist()
     np.testing.assert_allclose(answer["probabilities"], probabilities[0],
                                atol=1e-5)
