@@ -2,6 +2,8 @@
 
 import json
 import os
+import subprocess
+import sys
 
 import numpy as np
 import pytest
@@ -136,3 +138,21 @@ def test_non_finite_outputs_are_written_as_null(capsys):
     assert example == {"label": "pos", "probabilities": [None, None]}
     assert non_finite == {"probabilities"}
     assert json.loads(json.dumps(example, allow_nan=False)) == example
+
+
+def test_the_script_imports_only_tensorflow_and_tensorflow_text(exports):
+    """Run as a file (as `make demo` runs it, like a TF Serving host would
+    load the export), the query script imports no tfbert module."""
+    probe = ("import runpy, sys; sys.argv = sys.argv[1:]; "
+             "runpy.run_path(sys.argv[0], run_name='__main__')")
+    script = os.path.abspath(query.__file__)
+    result = subprocess.run(
+        [sys.executable, "-X", "importtime", "-c", probe, script,
+         exports["classifier"], "--sentence1", "a", "--sentence2", "b"],
+        capture_output=True, text=True, timeout=300,
+        env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
+    assert result.returncode == 0, result.stderr[-2000:]
+    imported = [line.split("|")[-1].strip() for line in
+                result.stderr.splitlines() if line.startswith("import time:")]
+    assert "tensorflow_text" in imported
+    assert not [name for name in imported if name.startswith("tfbert")]

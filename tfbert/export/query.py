@@ -36,7 +36,6 @@ import numpy as np
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
 
-from tfbert.export.saved_model import STAGING_PREFIX
 
 # Output prefix -> the output counting its valid slots.
 _COUNTED = {"word_": "num_words", "entity_": "num_entities"}
@@ -65,8 +64,12 @@ def export_path(path):
     version = latest_version(path)
     if os.path.isfile(os.path.join(version, "saved_model.pb")):
         return version
-    staging = sorted(name for name in os.listdir(path)
-                     if name.startswith(STAGING_PREFIX))
+    # Exports are staged in hidden directories (which TF Serving ignores)
+    # and renamed to their version number when complete. This script runs
+    # with only TensorFlow and tensorflow-text imported, so it tells them
+    # by that, not by tfbert's staging prefix.
+    staging = sorted(name for name in os.listdir(path) if name.startswith(".")
+                     and os.path.isdir(os.path.join(path, name)))
     if staging:
         raise ValueError(
             f"{path} holds no finished version, only {staging[0]} (an "
