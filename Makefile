@@ -25,16 +25,11 @@ demo: $(STAMP)
 
 # Two pytest workers, one per core: the suite is CPU-bound, and more workers
 # only oversubscribe the cores (TensorFlow's and the tokenizers' thread pools
-# then burn more CPU for the same work). Back to back on a quiet machine:
-# -n 4 980 s (1,921 CPU-s), -n 3 869 s (1,707), -n 2 858 s (1,556, of which
-# 76 s of one worker's wall were two garbage-collection stalls that
-# tests/conftest.py now prevents). Each worker holds a TensorFlow runtime of
-# ~3 GB. A test file's tests stay on one
-# worker (its module fixtures are built once), and files start in the order
-# tests/conftest.py gives them (most `slow` tests first). The run ends with
-# its 30 slowest tests: the suite's time differs by CPU kind (858 s on a
-# Zen 4 EPYC, 1,610 s on a Zen 3, same commit; 1,030 s on an AMX Xeon at
-# 0dd5879).
+# then burn more CPU for the same work); each worker holds a TensorFlow
+# runtime of a few GB. A test file's tests stay on one worker (its module
+# fixtures are built once), and files start in the order tests/conftest.py
+# gives them (most `slow` tests first). The run ends with its 30 slowest
+# tests.
 PYTEST := TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n 2 --dist loadfile \
 	--no-loadscope-reorder --durations=30
 
@@ -46,7 +41,7 @@ test-fast: $(STAMP)
 	$(PYTEST) -m "not slow" tests
 
 # The benchmarks, with the settings benchmarks/RESULTS.md reports, one line
-# per table in the order of RESULTS.md (hours on this 2-core CPU).
+# per table in the order of RESULTS.md (hours on a 2-core CPU).
 BENCH := TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m benchmarks
 THROUGHPUT_SETTINGS := hf_torch,tfbert,keras_hub,hf_torch_bf16,tfbert_bf16,keras_hub_bf16
 
