@@ -33,8 +33,8 @@ def _copy_with_config(checkpoint_dir, tmp_path, **changes):
 
 
 def test_nonexistent_path_lists_presets(tmp_path):
-    with pytest.raises(FileNotFoundError, match="neither a preset name nor a "
-                       "directory.*minilm-l6-h384-uncased"):
+    with pytest.raises(FileNotFoundError, match="neither a preset name, a directory "
+                       "nor a .keras file.*minilm-l6-h384-uncased"):
         BertEncoder.from_pretrained(tmp_path / "missing")
 
 

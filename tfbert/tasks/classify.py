@@ -40,6 +40,7 @@ import tensorflow as tf
 
 from tfbert.data import classification as data
 from tfbert.data.batching import count_truncated, token_counts
+from tfbert.losses import WeightedSparseCategoricalCrossentropy
 from tfbert.metrics import classification as metrics
 from tfbert.metrics import glue as glue_metrics
 from tfbert.tasks import glue, runner
@@ -88,29 +89,6 @@ def pool_windows(logits, windows_per_text, pooling):
         return np.maximum.reduceat(logits, starts, axis=0)
     return (np.add.reduceat(logits, starts, axis=0)
             / np.asarray(windows_per_text)[:, np.newaxis])
-
-
-class WeightedSparseCategoricalCrossentropy(keras.losses.Loss):
-    """Cross-entropy on logits, each example's loss times its class's weight.
-
-    Args:
-      class_weights: float [classes].
-    """
-
-    def __init__(self, class_weights, name="weighted_crossentropy", **kwargs):
-        super().__init__(name=name, **kwargs)
-        self.class_weights = [float(w) for w in class_weights]
-
-    def call(self, y_true, y_pred):
-        """y_true: int [batch] class ids; y_pred: logits [batch, classes].
-        Returns float32 [batch]."""
-        y_true = tf.cast(tf.reshape(y_true, [-1]), tf.int32)
-        loss = keras.losses.sparse_categorical_crossentropy(
-            y_true, tf.cast(y_pred, tf.float32), from_logits=True)
-        return loss * tf.gather(tf.constant(self.class_weights), y_true)
-
-    def get_config(self):
-        return {**super().get_config(), "class_weights": self.class_weights}
 
 
 class ClassifyTask(runner.Task):

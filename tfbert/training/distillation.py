@@ -62,6 +62,7 @@ def with_teacher_outputs(labels, teacher_outputs):
                            np.asarray(teacher_outputs, np.float32)], axis=1)
 
 
+@keras.saving.register_keras_serializable(package="tfbert")
 class TaskDistillationLoss(keras.losses.Loss):
     """The student's training loss for one classification output: a
     sequence's classes (a score for regression), or a SQuAD window's start
@@ -82,8 +83,14 @@ class TaskDistillationLoss(keras.losses.Loss):
 
     def __init__(self, config, regression=False, name="distillation_loss"):
         super().__init__(name=name)
+        if isinstance(config, dict):  # as `get_config` stores it
+            config = DistillationConfig(**config)
         self.config = config
         self.regression = regression
+
+    def get_config(self):
+        return {"config": dataclasses.asdict(self.config),
+                "regression": self.regression, "name": self.name}
 
     def call(self, y_true, y_pred):
         y_pred = keras.ops.cast(y_pred, "float32")
