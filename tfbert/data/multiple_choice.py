@@ -15,6 +15,8 @@ import os
 
 import tensorflow as tf
 
+from tfbert.data.table import utf8_lines
+
 
 @dataclasses.dataclass(frozen=True)
 class MultipleChoiceExample:
@@ -97,19 +99,8 @@ def _label(where, label, num_choices, labeled):
     return value
 
 
-def _lines(path):
-    with open(path, "rb") as f:
-        for number, raw in enumerate(f, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise ValueError(f"{path}:{number}: invalid UTF-8 at byte "
-                                 f"{error.start}") from None
-            yield number, line.lstrip("\ufeff") if number == 1 else line
-
-
 def _swag_rows(path, num_choices):
-    lines = _lines(path)
+    lines = utf8_lines(path)
     reader = csv.DictReader(line for _, line in lines)
     header = reader.fieldnames or []
     needed = ["sent1", "sent2"] + [f"ending{i}" for i in range(num_choices)]
@@ -139,7 +130,7 @@ def _swag_rows(path, num_choices):
 
 
 def _jsonl_rows(path):
-    for number, line in _lines(path):
+    for number, line in utf8_lines(path):
         if not line.strip():
             continue
         try:

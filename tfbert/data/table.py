@@ -109,6 +109,20 @@ def read_table(path, required=()):
     return rows
 
 
+def utf8_lines(path):
+    """Yields `(line number, line)` of a UTF-8 file, 1-based, each line
+    with its line ending and the first without a byte-order mark; invalid
+    UTF-8 is a ValueError naming `path:line` and the byte."""
+    with open(path, "rb") as f:
+        for number, raw in enumerate(f, start=1):
+            try:
+                line = raw.decode("utf-8")
+            except UnicodeDecodeError as error:
+                raise ValueError(f"{path}:{number}: invalid UTF-8 at byte "
+                                 f"{error.start}") from None
+            yield number, line.lstrip("\ufeff") if number == 1 else line
+
+
 def _delimited_rows(path, text, delimiter):
     """Yields the `Row`s of CSV/TSV `text` whose first record is the
     header."""

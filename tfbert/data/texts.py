@@ -8,6 +8,8 @@ import csv
 import json
 import os
 
+from tfbert.data.table import utf8_lines
+
 # Separates the two segments of a pair on a line of a plain text file (as in
 # Google BERT's extract_features.py).
 PAIR_SEPARATOR = " ||| "
@@ -52,17 +54,9 @@ def read_texts(path, text_column="text", text_pair_column=None):
 
 
 def _lines(path):
-    """(line number, line without its newline) of a UTF-8 file."""
-    with open(path, "rb") as f:
-        for number, raw in enumerate(f, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as error:
-                raise ValueError(f"{path}:{number}: invalid UTF-8 at byte "
-                                 f"{error.start}") from None
-            if number == 1:
-                line = line.lstrip("\ufeff")
-            yield number, line.rstrip("\r\n")
+    """(line number, line without its line ending) of a UTF-8 file."""
+    for number, line in utf8_lines(path):
+        yield number, line.rstrip("\r\n")
 
 
 def _line_text(line):
