@@ -18,8 +18,10 @@ from tfbert.utils.atomic import (
 from tfbert.utils.finite import NonFiniteError, first_non_finite
 
 _VERSION = re.compile(r"^\d+$")
-# A version directory is written under this prefix, then renamed.
-STAGING_PREFIX = ".tmp-export-"
+# A version directory is written under this prefix, then renamed. Hidden
+# (a leading "."): TF Serving ignores it, and tfbert-query, which imports no
+# tfbert module, tells an unfinished export by that.
+_STAGING_PREFIX = ".tmp-export-"
 # `.tmp-export-<host>.<pid>.<random>`: who is (or was) writing it.
 _STAGING = re.compile(r"^\.tmp-export-(?P<host>.+)\.(?P<pid>\d+)\.[^.]+$")
 
@@ -103,7 +105,7 @@ def _export(module, export_dir, token_ids_only, constant_kernels,
     _remove_stale_staging(export_dir)
     with staging_directory(
             export_dir,
-            prefix=f"{STAGING_PREFIX}{socket.gethostname()}.{os.getpid()}."
+            prefix=f"{_STAGING_PREFIX}{socket.gethostname()}.{os.getpid()}."
     ) as staging:
         signatures = module.signatures(token_ids_only, constant_kernels,
                                        feed_forward_shards, limits)
@@ -188,7 +190,7 @@ def _remove_stale_staging(export_dir):
     process on this host that no longer runs, and unattributable ones."""
     host = socket.gethostname()
     for name in os.listdir(export_dir):
-        if not name.startswith(STAGING_PREFIX):
+        if not name.startswith(_STAGING_PREFIX):
             continue
         match = _STAGING.match(name)
         if match and (match["host"] != host
