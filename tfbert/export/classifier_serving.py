@@ -84,7 +84,8 @@ class ClassifierServingModule(ServingModule):
                                         feed_forward_shards, limits)
         if not token_ids_only:
             examples = tf.function(self.serve_examples, input_signature=[
-                tf.TensorSpec([None], tf.string, name="inputs")])
+                tf.TensorSpec([None], tf.string, name="inputs")],
+                autograph=False)
             signatures[self.example_signature] = (
                 examples.get_concrete_function())
         return signatures

@@ -301,7 +301,8 @@ class ServingModule(tf.Module):
             text_specs = [tf.TensorSpec(self.text_input_shape(name),
                                         tf.string, name=name)
                           for name in self.text_inputs]
-            text = tf.function(self.serve_text, input_signature=text_specs)
+            text = tf.function(self.serve_text, input_signature=text_specs,
+                               autograph=False)
             signatures[TEXT_SIGNATURE] = text.get_concrete_function()
         return signatures
 
