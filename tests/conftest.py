@@ -18,17 +18,21 @@ from zoo_checkpoints import zoo_checkpoints  # noqa: E402,F401
 
 
 def pytest_collection_modifyitems(items):
-    """Test files with the most `slow` tests first, each file's tests in their
-    own order. `make test` hands whole files to its workers in this order
-    (`--dist loadfile --no-loadscope-reorder`), so the long end-to-end files
-    start early and the many short ones fill in around them, instead of one
-    worker finishing a long file alone at the end."""
-    slow = {}
+    """Test files with the longest single test, then the most `slow` tests,
+    first; each file's tests in their own order. `make test` hands whole
+    files to its workers in this order (`--dist loadfile
+    --no-loadscope-reorder`), so the long end-to-end files start early and
+    the many short ones fill in around them, instead of one worker finishing
+    a long file alone at the end. A test that runs several programs one
+    after the other says how many (`@pytest.mark.slow(runs=9)`)."""
+    longest, slow = {}, {}
     for item in items:
-        slow.setdefault(item.path, 0)
-        slow[item.path] += item.get_closest_marker("slow") is not None
-    rank = {path: i for i, path in enumerate(
-        sorted(slow, key=lambda path: -slow[path]))}
+        marker = item.get_closest_marker("slow")
+        runs = 0 if marker is None else marker.kwargs.get("runs", 1)
+        longest[item.path] = max(longest.get(item.path, 0), runs)
+        slow[item.path] = slow.get(item.path, 0) + (marker is not None)
+    rank = {path: i for i, path in enumerate(sorted(
+        slow, key=lambda path: (-longest[path], -slow[path])))}
     items.sort(key=lambda item: rank[item.path])
 
 

@@ -64,7 +64,8 @@ def exported(directory):
     return any(directory.glob("*/saved_model.pb"))
 
 
-@pytest.mark.slow
+# Its programs run one after the other: it starts first (tests/conftest.py).
+@pytest.mark.slow(runs=len(readme_commands()))
 def test_readme_commands_run_as_written(tmp_path, shared_data_dir):
     # The checkout's root, as far as the commands see it: its bundled data
     # at the documented path, the shared data at ../shared/data,
