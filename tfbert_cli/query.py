@@ -154,6 +154,11 @@ def main(argv=None):
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
 
+    # One request per process: Grappler's rewrite of the signature's graph
+    # on its first call costs more than it saves on one small batch
+    # (benchmarks/RESULTS.md, "Program start-up").
+    tf.config.optimizer.set_experimental_options(
+        {"disable_meta_optimizer": True})
     try:
         loaded = tf.saved_model.load(path)
     except (ValueError, OSError, tf.errors.OpError) as error:

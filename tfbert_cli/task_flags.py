@@ -15,7 +15,7 @@ from collections.abc import Callable
 
 from tfbert_cli.program import FLAGS, UserError, define, main_program
 from tfbert_config.bounds import ParameterError
-from tfbert_config.export import RequestLimits
+from tfbert_config.export import ExportConfig, RequestLimits
 from tfbert_config.training import TrainingConfig
 
 # Shared flags a task may leave out (every other shared flag is offered by
@@ -251,6 +251,22 @@ def training_config(f):
         # The config's parameters are named as their flags.
         raise UserError(f"--{error.parameter} must be {error.bounds}, got "
                         f"{error.value}") from None
+
+
+def export_config(f):
+    """The `ExportConfig` the flag values `f` describe (the defaults of the
+    export flags a task does not offer)."""
+    offered = {name: f[f"export_{name}"].value for name in (
+        "precision", "token_ids_only", "constant_kernels",
+        "feed_forward_shards", "max_text_chars", "max_batch_chars",
+        "max_windows") if f"export_{name}" in f}
+    limits = RequestLimits(**{
+        name: offered.pop(name)
+        for name in ("max_text_chars", "max_batch_chars", "max_windows")
+        if name in offered})
+    if offered.get("constant_kernels"):
+        offered.pop("feed_forward_shards", None)
+    return ExportConfig(limits=limits, **offered)
 
 
 def check_output_location(flag, path):

@@ -1,4 +1,5 @@
-"""`RequestLimits`: what one request may ask of an export (plain Python)."""
+"""How a task model is exported, and what one request may ask of the
+export (plain Python)."""
 
 import dataclasses
 
@@ -32,3 +33,28 @@ class RequestLimits:
                 raise ValueError(
                     f"RequestLimits.{field.name} must be an integer >= 1, "
                     f"got {value!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class ExportConfig:
+    """How a trained task model is exported for TF Serving
+    (`tfbert.export.export_task_model`).
+
+    Attributes:
+      precision: "float32", or "bfloat16" (matmuls and stored weights in
+        bfloat16; LayerNorm, softmax and logits stay float32).
+      token_ids_only: export only the token-id signature.
+      constant_kernels: with bfloat16, the Dense kernels as graph constants.
+      feed_forward_shards: column shards each feed-forward layer is stored
+        as, or None (whole); always None with `constant_kernels`.
+      limits: the `RequestLimits` the export enforces.
+
+    The export checks the values (`tfbert.export.export_saved_model`).
+    """
+
+    precision: str = "float32"
+    token_ids_only: bool = False
+    constant_kernels: bool = False
+    feed_forward_shards: int | None = None
+    limits: RequestLimits = RequestLimits()
+

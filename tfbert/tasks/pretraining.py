@@ -276,7 +276,7 @@ class PretrainingTask(runner.Task):
         results = evaluate(model, self.eval_dataset)
         return results, results
 
-    def export(self, model, export_dir, token_ids_only):
+    def export(self, model, export_dir, config):
         if self.replaced_token_detection:
             model.discriminator.save_pretrained(
                 os.path.join(export_dir, "discriminator"), self.tokenizer)

@@ -27,7 +27,6 @@ import warnings
 from tfbert.utils.quiet import quiet_tensorflow_start
 from tfbert_cli import task_flags
 from tfbert_cli.program import UserError, program_name, report_error
-from tfbert_config.export import RequestLimits
 
 # Shared flags that change what training computes; a model directory resumes
 # only a run whose values of these (and whose data) are unchanged.
@@ -118,33 +117,18 @@ class Task:
         """The `tfbert.export` serving module of the trained `model`."""
         raise NotImplementedError
 
-    def export(self, model, export_dir, token_ids_only):
-        """Exports the trained model; returns the path written. By default a
-        TF Serving SavedModel of `serving_module` (only its token-id
-        signature with `token_ids_only`), computing in the precision of
-        --export_precision (with --export_constant_kernels, bfloat16
-        kernels as graph constants), its feed-forward layers stored as
-        --export_feed_forward_shards column shards, refusing requests over
-        --export_max_text_chars, --export_max_batch_chars and
-        --export_max_windows."""
+    def export(self, model, export_dir, config):
+        """Exports the trained model as the `ExportConfig` `config` says;
+        returns the path written. By default a TF Serving SavedModel of
+        `serving_module` (`tfbert.export.export_task_model`)."""
         from tfbert.export import export_task_model
 
-        f = self.flags
-        precision = (f.export_precision if "export_precision" in f
-                     else "float32")
-        constant_kernels = ("export_constant_kernels" in f
-                            and f.export_constant_kernels)
-        shards = (f.export_feed_forward_shards
-                  if "export_feed_forward_shards" in f and not constant_kernels
-                  else None)
-        limits = RequestLimits(**{
-            name: f[f"export_{name}"].value
-            for name in ("max_text_chars", "max_batch_chars", "max_windows")
-            if f"export_{name}" in f})
         return export_task_model(
-            model, export_dir, self.serving_module, precision=precision,
-            token_ids_only=token_ids_only, constant_kernels=constant_kernels,
-            feed_forward_shards=shards, limits=limits)
+            model, export_dir, self.serving_module, precision=config.precision,
+            token_ids_only=config.token_ids_only,
+            constant_kernels=config.constant_kernels,
+            feed_forward_shards=config.feed_forward_shards,
+            limits=config.limits)
 
 
 def first_examples(flag_values, split, examples):
@@ -275,10 +259,9 @@ def prepare(task, stack):
                         f"{positions} positions of --init_checkpoint="
                         f"{f.init_checkpoint}")
     inner = model.encoder.config.intermediate_size
-    if ("export_feed_forward_shards" in f
-            and f.export_feed_forward_shards > inner):
-        raise UserError(f"--export_feed_forward_shards="
-                        f"{f.export_feed_forward_shards} exceeds the "
+    shards = task_flags.export_config(f).feed_forward_shards
+    if shards is not None and shards > inner:
+        raise UserError(f"--export_feed_forward_shards={shards} exceeds the "
                         f"intermediate size {inner} of --init_checkpoint="
                         f"{f.init_checkpoint}")
     if f.do_train:
@@ -321,9 +304,7 @@ def execute(task, prepared):
     if prepared.chief and "do_predict" in f and f.do_predict:
         task.write_predictions(model, f.model_dir)
     if prepared.chief and f.export_dir:
-        token_ids_only = ("export_token_ids_only" in f
-                          and f.export_token_ids_only)
-        path = task.export(model, f.export_dir, token_ids_only)
+        path = task.export(model, f.export_dir, task_flags.export_config(f))
         print(f"exported to {path}")
 
 
