@@ -15,24 +15,28 @@ setup(
     # The checkout's top-level `tasks/` scripts are not installed (a package
     # named `tasks` would shadow or be shadowed by others); installed users
     # run the console scripts below.
-    packages=find_packages(include=["tfbert", "tfbert.*"]),
+    # tfbert_cli: the programs' flags and launchers, and tfbert_config: the
+    # configuration dataclasses, both plain Python (no TensorFlow import
+    # before the command line is checked).
+    packages=find_packages(include=["tfbert", "tfbert.*", "tfbert_cli",
+                                    "tfbert_config"]),
     package_data={"tfbert": ["data/demo/*/*.tsv"]},
     entry_points={"console_scripts": [
-        "tfbert-glue = tfbert.tasks.glue:main",
-        "tfbert-classify = tfbert.tasks.classify:main",
-        "tfbert-squad = tfbert.tasks.squad:main",
-        "tfbert-ner = tfbert.tasks.ner:main",
-        "tfbert-sentence = tfbert.tasks.sentence:main",
-        "tfbert-pretrain = tfbert.tasks.pretraining:main",
+        "tfbert-glue = tfbert_cli.glue:main",
+        "tfbert-classify = tfbert_cli.classify:main",
+        "tfbert-squad = tfbert_cli.squad:main",
+        "tfbert-ner = tfbert_cli.ner:main",
+        "tfbert-sentence = tfbert_cli.sentence:main",
+        "tfbert-pretrain = tfbert_cli.pretraining:main",
         "tfbert-create-pretraining-data = "
-        "tfbert.tasks.create_pretraining_data:main",
-        "tfbert-convert = tfbert.tasks.convert_checkpoint:main",
-        "tfbert-demo = tfbert.tasks.demo:main",
-        "tfbert-export-tfhub = tfbert.tasks.export_tfhub:main",
-        "tfbert-query = tfbert.export.query:main",
-        "tfbert-extract-features = tfbert.tasks.extract_features:main",
-        "tfbert-multiple-choice = tfbert.tasks.multiple_choice:main",
-        "tfbert-squad-choices = tfbert.tasks.squad_choices:main",
+        "tfbert_cli.create_pretraining_data:main",
+        "tfbert-convert = tfbert_cli.convert_checkpoint:main",
+        "tfbert-demo = tfbert_cli.demo:main",
+        "tfbert-export-tfhub = tfbert_cli.export_tfhub:main",
+        "tfbert-query = tfbert_cli.query:main",
+        "tfbert-extract-features = tfbert_cli.extract_features:main",
+        "tfbert-multiple-choice = tfbert_cli.multiple_choice:main",
+        "tfbert-squad-choices = tfbert_cli.squad_choices:main",
     ]},
     install_requires=[
         "tensorflow>=2.21,<2.22",

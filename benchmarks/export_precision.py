@@ -3,7 +3,7 @@
     python -m benchmarks.export_precision --workdir=runs/export_precision
 
 For each GLUE task in `--tasks` (SST-2 and MRPC by default):
-1. `python -m tfbert.tasks.glue` fine-tunes minilm-l6-h384-uncased on the
+1. `python -m tfbert_cli.glue` fine-tunes minilm-l6-h384-uncased on the
    first `--max_train_examples` training rows for `--num_train_epochs`
    (skipped when the model directory already holds a trained model), and
 2. exports it once per precision in `--precisions` from that same model
@@ -56,7 +56,7 @@ def define_flags():
 
 
 def _glue_task(*args):
-    command = [sys.executable, "-m", "tfbert.tasks.glue", *args]
+    command = [sys.executable, "-m", "tfbert_cli.glue", *args]
     subprocess.run(command, check=True, cwd=REPO_ROOT)
 
 

@@ -40,7 +40,7 @@ BATCH_SIZE = 32
 FLAGS = flags.FLAGS
 # The task code this benchmark drives, as a CLI (`python -m`) and as a
 # library: the one place to change when it moves.
-NER_TASK = "tfbert.tasks.ner"
+NER_TASK = "tfbert_cli.ner"
 
 
 def ner_task():

@@ -49,7 +49,7 @@ DATA = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(
 FLAGS = flags.FLAGS
 # The task code this benchmark drives, as a CLI (`python -m`) and as a
 # library: the one place to change when it moves.
-PRETRAINING_TASK = "tfbert.tasks.pretraining"
+PRETRAINING_TASK = "tfbert_cli.pretraining"
 
 
 def pretraining_task():

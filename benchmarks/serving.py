@@ -69,7 +69,7 @@ REPO_ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 GLUE_DATA = os.path.join(REPO_ROOT, "..", "shared", "data", "glue")
 PRESET = "minilm-l6-h384-uncased"
 # The task CLI that trains and exports the classifier.
-GLUE_TASK = "tfbert.tasks.glue"
+GLUE_TASK = "tfbert_cli.glue"
 # tfbert runtime -> (the directory under --workdir of the export it serves,
 # the export's flags beyond the float32 default).
 EXPORTS = {

@@ -34,7 +34,7 @@ DATA = os.path.join(REPO_ROOT, "..", "shared", "data", "squad_v1.1",
 FLAGS = flags.FLAGS
 # The task code this benchmark drives, as a CLI (`python -m`) and as a
 # library: the one place to change when it moves.
-SQUAD_TASK = "tfbert.tasks.squad"
+SQUAD_TASK = "tfbert_cli.squad"
 
 
 def squad_task():

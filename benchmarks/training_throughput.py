@@ -47,7 +47,7 @@ from benchmarks.common import peak_rss_mb, run_sampling_private_memory
 FLAGS = flags.FLAGS
 # The task code this benchmark drives, as a CLI (`python -m`) and as a
 # library: the one place to change when it moves.
-GLUE_TASK = "tfbert.tasks.glue"
+GLUE_TASK = "tfbert_cli.glue"
 
 
 def glue_task():

@@ -1,7 +1,7 @@
 """`python -m tasks.classify` from a checkout; installed, the same program is
-`tfbert-classify` (see `tfbert.tasks.classify`)."""
+`tfbert-classify` (see `tfbert_cli.classify`)."""
 
-from tfbert.tasks.classify import main
+from tfbert_cli.classify import main
 
 if __name__ == "__main__":
     main()

@@ -1,7 +1,7 @@
 """`python -m tasks.demo` from a checkout; installed, the same program is
-`tfbert-demo` (see `tfbert.tasks.demo`)."""
+`tfbert-demo` (see `tfbert_cli.demo`)."""
 
-from tfbert.tasks.demo import main
+from tfbert_cli.demo import main
 
 if __name__ == "__main__":
     main()

@@ -1,7 +1,7 @@
 """`python -m tasks.ner` from a checkout; installed, the same program is
-`tfbert-ner` (see `tfbert.tasks.ner`)."""
+`tfbert-ner` (see `tfbert_cli.ner`)."""
 
-from tfbert.tasks.ner import main
+from tfbert_cli.ner import main
 
 if __name__ == "__main__":
     main()

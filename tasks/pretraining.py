@@ -1,7 +1,7 @@
 """`python -m tasks.pretraining` from a checkout; installed, the same program is
-`tfbert-pretrain` (see `tfbert.tasks.pretraining`)."""
+`tfbert-pretrain` (see `tfbert_cli.pretraining`)."""
 
-from tfbert.tasks.pretraining import main
+from tfbert_cli.pretraining import main
 
 if __name__ == "__main__":
     main()

@@ -1,7 +1,7 @@
 """`python -m tasks.squad` from a checkout; installed, the same program is
-`tfbert-squad` (see `tfbert.tasks.squad`)."""
+`tfbert-squad` (see `tfbert_cli.squad`)."""
 
-from tfbert.tasks.squad import main
+from tfbert_cli.squad import main
 
 if __name__ == "__main__":
     main()

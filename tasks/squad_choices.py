@@ -1,7 +1,7 @@
 """`python -m tasks.squad_choices` from a checkout; installed, the same
-program is `tfbert-squad-choices` (see `tfbert.tasks.squad_choices`)."""
+program is `tfbert-squad-choices` (see `tfbert_cli.squad_choices`)."""
 
-from tfbert.tasks.squad_choices import main
+from tfbert_cli.squad_choices import main
 
 if __name__ == "__main__":
     main()

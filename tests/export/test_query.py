@@ -1,4 +1,4 @@
-"""`tfbert.export.query` answers for every export kind."""
+"""`tfbert-query` (`tfbert_cli.query`) answers for every export kind."""
 
 import json
 import os
@@ -9,7 +9,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
-from tfbert.export import query
+from tfbert_cli import query
 
 # Every test queries the SavedModels a session fixture exports first (the
 # `exports` fixture, ~45 s on a busy machine).

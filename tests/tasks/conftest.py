@@ -8,12 +8,13 @@ from absl import flags
 
 from tfbert.data import glue as glue_data
 from tfbert.tasks import runner
+from tfbert_cli import task_flags
 
 
 def parse_task_flags(task_class, argv):
     """A task instance for `argv`, with flags in a fresh `FlagValues`."""
     flag_values = flags.FlagValues()
-    runner.define_flags(task_class, flag_values)
+    task_flags.define_flags(task_class.program, flag_values)
     flag_values(["test", *map(str, argv)])
     return task_class(flag_values)
 

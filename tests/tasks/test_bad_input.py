@@ -25,6 +25,7 @@ from tfbert.tasks.multiple_choice import MultipleChoiceTask
 from tfbert.tasks.ner import NerTask
 from tfbert.tasks.pretraining import PretrainingTask
 from tfbert.tasks.squad import SquadTask
+from tfbert_cli import program, task_flags
 
 
 def _refused(capsys, task_class, argv, *expected):
@@ -156,9 +157,9 @@ def test_flag_parsing_errors_exit_2_in_one_line(capsys, argv):
     from absl import flags
 
     flag_values = flags.FlagValues()
-    runner.define_flags(GlueTask, flag_values)
+    task_flags.define_flags(GlueTask.program, flag_values)
     with pytest.raises(SystemExit) as info:
-        runner._parse_flags(["glue", *argv], flag_values)
+        program._parse_flags(["glue", *argv], flag_values)
     assert info.value.code == 2
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and ": error: " in err, err
@@ -413,6 +414,7 @@ def test_extract_features_refuses(capsys, tmp_path, tiny_checkpoint, args,
     from absl import flags
 
     from tfbert.tasks import extract_features
+    from tfbert_cli import extract_features as extract_features_program
 
     (tmp_path / "input.txt").write_text("A text.\nAnother ||| pair.\n")
     (tmp_path / "input.jsonl").write_text(
@@ -424,12 +426,12 @@ def test_extract_features_refuses(capsys, tmp_path, tiny_checkpoint, args,
             f"--output_file={tmp_path / 'out.jsonl'}"]
     argv += [arg.format(**paths) for arg in args]
     flag_values = flags.FlagValues()
-    runner.define(flag_values, extract_features._FLAGS)
+    program.define(flag_values, extract_features_program._FLAGS)
     flag_values(["test", *argv])
     with pytest.raises((ValueError, OSError)) as error:
         extract_features.extract(
             extract_features.config_from_flags(flag_values), verbose=0)
-    runner.report_error(error.value)
+    program.report_error(error.value)
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and expected in err, err
     assert not (tmp_path / "out.jsonl").exists()

@@ -127,7 +127,7 @@ def _sst2_rows(shared_data_dir, n):
 @pytest.mark.slow
 def test_multi_label_thresholds_predictions_and_export(
         tmp_path, shared_data_dir, tiny_checkpoint, capsys):
-    from tfbert.export import query
+    from tfbert_cli import query
 
     examples = _sst2_rows(shared_data_dir, 48)
     # Two overlapping labels (some rows have neither): sentiment, and

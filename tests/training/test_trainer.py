@@ -20,7 +20,7 @@ from tfbert.training import (
     TrainingConfig, TrainingDivergedError, create_optimizer,
     restore_best_weights, set_mixed_precision, train)
 from tfbert.utils.atomic import StorageError
-from tfbert.utils.bounds import ParameterError
+from tfbert_config.bounds import ParameterError
 
 REPO = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)), "train_tiny.py")

@@ -65,7 +65,6 @@ the whole kernels, so its size does not change.
 """
 
 import contextlib
-import dataclasses
 import math
 import types
 
@@ -76,6 +75,7 @@ import tensorflow as tf
 from tfbert.layers.transformer_block import (TransformerBlock,
                                              sharded_feed_forward)
 from tfbert.models.bert_encoder import INPUT_NAMES
+from tfbert_config.export import RequestLimits
 
 TEXT_SIGNATURE = "serving_default"
 TOKEN_IDS_SIGNATURE = "serve_token_ids"
@@ -124,37 +124,6 @@ def serving_model(model, precision="float32"):
     for target, source in zip(copy.weights, model.weights):
         target.assign(tf.cast(source.value, target.dtype))
     return copy
-
-
-@dataclasses.dataclass(frozen=True)
-class RequestLimits:
-    """What one request may ask of an export's signatures.
-
-    Characters are Unicode code points (Python's `len`), counted before
-    tokenization; a window is one row the encoder runs on (of
-    `max_seq_length` tokens at most).
-
-    Attributes:
-      max_text_chars: characters in any one text of any input.
-      max_batch_chars: characters in all texts of a request together.
-      max_windows: encoder windows per request: a classifier runs one per
-        example, SQuAD one per `doc_stride` window of each context, NER
-        one per window of each text, `serve_token_ids` one per row; every
-        example counts as one at least. Under TF Serving's server-side
-        batching the bounds per request hold for each merged batch.
-    """
-
-    max_text_chars: int = 10_000
-    max_batch_chars: int = 100_000
-    max_windows: int = 64
-
-    def __post_init__(self):
-        for field in dataclasses.fields(self):
-            value = getattr(self, field.name)
-            if not isinstance(value, int) or value < 1:
-                raise ValueError(
-                    f"RequestLimits.{field.name} must be an integer >= 1, "
-                    f"got {value!r}")
 
 
 class ServingModule(tf.Module):

@@ -1,43 +1,19 @@
 """Converts a BERT checkpoint between layouts.
 
-Reads anything `BertEncoder.from_pretrained` reads (a preset name, an HF,
-Google TF1, keras-hub or `save_pretrained` directory) and writes it as an HF
-directory (`config.json` + `model.safetensors`, loadable by `transformers`),
-a Google TF1 directory (`bert_config.json` + `bert_model.ckpt.*`) or a
-keras-hub preset. The vocabulary is copied when the input has one.
-
-    tfbert-convert --input=minilm-l6-h384-uncased \\
-        --output_dir=/tmp/minilm_tf1 --format=tf1
-
-(`python -m tasks.convert_checkpoint` from a checkout.) `--input` may also be
-a pretraining --model_dir (its exported checkpoint in MODEL_DIR/export is
-read). Files are written with the usual permissions (umask).
-
-With --with_heads the masked-LM and next-sentence heads are converted too
-(the input must have them; keras-hub presets cannot hold them).
+The command line (flags, the checks on their values, --help) is
+`tfbert_cli.convert_checkpoint`.
 """
 
 import os
 
 from absl import flags
 
-from tfbert.checkpoints import FORMATS, read_checkpoint, write_checkpoint
+from tfbert.checkpoints import read_checkpoint, write_checkpoint
 from tfbert.checkpoints.variable_map import HEAD_PREFIX
 from tfbert.tasks import runner
 from tfbert.text.vocab import load_vocabulary
 
 FLAGS = flags.FLAGS
-
-
-_FLAGS = (
-    ("string", "input", None,
-     "Preset name or checkpoint directory (required)."),
-    ("string", "output_dir", None,
-     "Directory to write; must not exist or be empty (required)."),
-    ("enum", "format", "hf", "Layout to write.", list(FORMATS)),
-    ("bool", "with_heads", False,
-     "Also convert the masked-LM and next-sentence heads."),
-)
 
 
 def resolve_source(source):
@@ -87,17 +63,9 @@ def convert(source, output_dir, format="hf", with_heads=False):
     return len(weights)
 
 
-def _convert_from_flags():
+def convert_from_flags():
     count = convert(FLAGS.input, FLAGS.output_dir, FLAGS.format,
                     FLAGS.with_heads)
     print(f"wrote {count} variables to {FLAGS.output_dir} ({FLAGS.format})")
     return 0
 
-
-def main():
-    runner.main_program(_FLAGS, _convert_from_flags,
-                        required=("input", "output_dir"), doc=__doc__)
-
-
-if __name__ == "__main__":
-    main()

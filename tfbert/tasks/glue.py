@@ -1,12 +1,7 @@
 """GLUE: fine-tune, evaluate, predict and export a sequence classifier.
 
-    tfbert-glue --task=sst2 --data_dir=DIR --model_dir=DIR \\
-      --init_checkpoint=minilm-l6-h384-uncased --export_dir=saved_models/sst2 \\
-      --do_train --do_eval --do_predict
-
-(`python -m tasks.glue` from a checkout.) Reads DATA_DIR/<TASK>/{train,dev,
-test}.tsv; writes MODEL_DIR/eval_results.json, GLUE submission files under
-MODEL_DIR/predictions/ and a raw-text SavedModel under EXPORT_DIR/<version>/.
+The command line (flags, the checks on their values, --help) is
+`tfbert_cli.glue`.
 
 From Python, the pieces are plain functions:
 
@@ -35,6 +30,7 @@ from tfbert.models import BertClassifier
 from tfbert.tasks import runner, teacher
 from tfbert.training.distillation import (TaskDistillationLoss,
                                           with_teacher_outputs)
+from tfbert_cli import glue as glue_program
 
 
 def encode_labels(task, examples):
@@ -137,27 +133,12 @@ def write_submission(path, task, examples, predictions):
         f.write("\n".join(lines) + "\n")
 
 
-_GLUE_FLAGS = (
-    ("enum", "task", None,
-     "GLUE task (required).",
-     sorted(glue_data.TASKS)),
-    ("string", "data_dir", None,
-     "Directory holding <TASK>/{train,dev,test}.tsv (required)."),
-    ("list", "label_names", None,
-     "Names for the exported `label` output, in class order (default: "
-     "the task's label names)."),
-) + teacher.DISTILL_FLAGS
-
-
 class GlueTask(runner.Task):
     """Sequence classification and regression on the GLUE tasks."""
 
     name = "glue"
+    program = glue_program.PROGRAM
     training_flags = ("task",) + teacher.TRAINING_FLAGS
-
-    @staticmethod
-    def define_flags(fv):
-        runner.define(fv, _GLUE_FLAGS)
 
     def minimum_seq_length(self):
         # [CLS] a [SEP] (b [SEP]) with at least one token of each text.
@@ -170,10 +151,6 @@ class GlueTask(runner.Task):
 
     def check(self):
         f = self.flags
-        if not f.task:
-            raise runner.UserError("--task is required")
-        if not f.data_dir:
-            raise runner.UserError("--data_dir is required")
         self.task = task = self._spec()
         if f.label_names is not None and (
                 task.is_regression or len(f.label_names) != task.num_classes):
@@ -300,10 +277,3 @@ class GlueTask(runner.Task):
             model, preprocessor=self.preprocessor,
             text_inputs=(PAIR_INPUTS if self.task.is_pair else ("sentence",)))
 
-
-def main():
-    runner.main(GlueTask)
-
-
-if __name__ == "__main__":
-    main()

@@ -1,16 +1,7 @@
 """Multiple choice (SWAG): fine-tune, evaluate, predict and export.
 
-    tfbert-multiple-choice --train_file=train.csv --dev_file=val.csv \\
-      --model_dir=DIR --init_checkpoint=minilm-l6-h384-uncased \\
-      --export_dir=saved_models/swag --do_train --do_eval
-
-(`python -m tasks.multiple_choice` from a checkout.) Files are SWAG's CSV
-layout (`sent1`, `sent2`, `ending0..ending<N-1>`, `label`) or JSONL
-(`context`, `choices`, `label`); see `tfbert.data.multiple_choice`. Every
-example has --num_choices choices. Each (context, choice) pair is packed as
-a sentence pair and scored; the softmax over an example's scores picks its
-choice. Writes MODEL_DIR/eval_results.json (accuracy),
-MODEL_DIR/predictions.jsonl for --test_file, and a raw-text SavedModel.
+The command line (flags, the checks on their values, --help) is
+`tfbert_cli.multiple_choice`.
 """
 
 import json
@@ -24,6 +15,7 @@ from tfbert.data import multiple_choice as mc_data
 from tfbert.data.batching import FEATURES, prefetch_for_keras
 from tfbert.models import MultipleChoiceClassifier
 from tfbert.tasks import runner
+from tfbert_cli import multiple_choice as mc_program
 
 
 def build_dataset(examples, preprocessor, batch_size, *, training, seed=42,
@@ -63,41 +55,15 @@ def predict_probabilities(model, dataset):
     return tf.nn.softmax(logits, axis=-1).numpy()
 
 
-_FLAGS = (
-    ("string", "train_file", None, "Training examples (.csv or .jsonl)."),
-    ("string", "dev_file", None,
-     "Dev examples: --do_eval's, and the best model's during training."),
-    ("string", "test_file", None,
-     "Examples to predict with --do_predict (labels optional)."),
-    ("integer", "num_choices", 4, "Choices of every example."),
-)
-
-
 class MultipleChoiceTask(runner.Task):
     """One of N choices per example, scored pair by pair."""
 
     name = "multiple_choice"
-    optional_flags = runner.OPTIONAL_FLAGS - {"pad_to_max_length"}
+    program = mc_program.PROGRAM
     training_flags = ("num_choices",)
-
-    @staticmethod
-    def define_flags(fv):
-        runner.define(fv, _FLAGS)
-
-    def minimum_seq_length(self):
-        # Two special-token layouts and one token of each text at least.
-        return 5
 
     def check(self):
         f = self.flags
-        if f.num_choices < 2:
-            raise runner.UserError(
-                f"--num_choices must be >= 2, got {f.num_choices}")
-        for action, flag in (("do_train", "train_file"),
-                             ("do_eval", "dev_file"),
-                             ("do_predict", "test_file")):
-            if f[action].value and not f[flag].value:
-                raise runner.UserError(f"--{action} needs --{flag}")
 
         def read(name, labeled=True):
             path = f[name].value
@@ -175,10 +141,3 @@ class MultipleChoiceTask(runner.Task):
         return MultipleChoiceServingModule(model, self.preprocessor,
                                            self.flags.num_choices)
 
-
-def main():
-    runner.main(MultipleChoiceTask)
-
-
-if __name__ == "__main__":
-    main()

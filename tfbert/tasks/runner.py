@@ -4,9 +4,11 @@
     model) -> evaluate -> predict -> export
 
 A task (`Task` subclass: GLUE, SQuAD, NER, pretraining) supplies only what is
-its own: its flags, reading its files, its model and loss, its metrics, how
-it writes predictions and what it exports. `main(TaskClass)` is the whole
-command-line program of a task:
+its own: reading its files, its model and loss, its metrics, how it writes
+predictions and what it exports. Its command line (flags, the checks on
+their values) is its `program`, a `tfbert_cli.task_flags.TaskProgram`, whose
+launcher (`tfbert_cli.X.main`) checks the flags before TensorFlow is
+imported and then calls `run`:
 
     python -m tasks.glue --task=sst2 --data_dir=DIR --model_dir=DIR --do_train
 
@@ -20,25 +22,11 @@ import dataclasses
 import json
 import os
 import sys
-import tempfile
 import warnings
 
-from absl import app, flags, logging
-
-from tfbert.export.serving_module import RequestLimits
 from tfbert.utils.quiet import quiet_tensorflow_start
-
-FLAGS = flags.FLAGS
-
-# Shared flags a task may leave out (every other shared flag is offered by
-# every task).
-OPTIONAL_FLAGS = frozenset({"do_predict", "pad_to_max_length",
-                            "max_train_examples", "max_eval_examples",
-                            "max_predict_examples", "export_token_ids_only",
-                            "export_precision", "export_constant_kernels",
-                            "export_feed_forward_shards",
-                            "export_max_text_chars", "export_max_batch_chars",
-                            "export_max_windows", "classifier_dropout"})
+from tfbert_cli import task_flags
+from tfbert_cli.program import UserError, program_name, report_error
 
 # Shared flags that change what training computes; a model directory resumes
 # only a run whose values of these (and whose data) are unchanged.
@@ -50,50 +38,40 @@ _TRAINING_FLAGS = (
     "mixed_precision", "seed", "max_train_examples", "classifier_dropout")
 
 
-class UserError(ValueError):
-    """A mistake in the command line or the input files: reported as one
-    line, without a traceback."""
-
-
 class Task:
     """What a task supplies to the runner.
 
     Class attributes:
       name: the task's command name (`glue` -> `tfbert-glue`).
-      defaults: defaults of shared flags that this recipe changes, e.g.
-        `{"max_seq_length": 384}`.
-      optional_flags: the `OPTIONAL_FLAGS` this task offers (all by
-        default).
+      program: its command line, a `tfbert_cli.task_flags.TaskProgram` (its
+        flags and their checks).
       training_flags: names of the task's own flags that change training
         (part of the model directory's fingerprint).
 
     An instance is made after flag parsing with the parsed `FlagValues`. The
-    runner calls, in order: `check` (pure Python: flag combinations, reading
-    every input file the run will need), `build_inputs` (tokenizer /
-    preprocessor and datasets; TF ops may run), `build_model` (inside the
-    strategy scope), then `train_dataset`/`compile_args` (with --do_train),
-    `evaluate`, `write_predictions` and `export`.
+    runner calls, in order: `check` (pure Python: reading every input file
+    the run will need, once `program.check` has checked the flag values),
+    `build_inputs` (tokenizer / preprocessor and datasets; TF ops may run),
+    `build_model` (inside the strategy scope), then
+    `train_dataset`/`compile_args` (with --do_train), `evaluate`,
+    `write_predictions` and `export`.
     """
 
     name = ""
-    defaults = {}
-    optional_flags = OPTIONAL_FLAGS
+    program = task_flags.TaskProgram(task="")
     training_flags = ()
 
     def __init__(self, flag_values):
         self.flags = flag_values
 
-    @staticmethod
-    def define_flags(fv):
-        """Defines the task's own flags in the `FlagValues` `fv`."""
-
     def minimum_seq_length(self):
-        """The shortest --max_seq_length the task can use."""
-        return 3
+        """The shortest --max_seq_length the task can use (the program's,
+        unless the task knows more once its data module is imported)."""
+        return self.program.minimum_seq_length(self.flags)
 
     def check(self):
-        """Checks flag combinations and reads every file the run will need;
-        raises `ValueError`/`OSError` naming the flag or file:line."""
+        """Reads every file the run will need; raises `ValueError`/`OSError`
+        naming the flag or file:line."""
 
     def training_files(self):
         """Paths whose contents training depends on (fingerprinted)."""
@@ -139,199 +117,18 @@ class Task:
         """The `tfbert.export` serving module of the trained `model`."""
         raise NotImplementedError
 
-    def export(self, model, export_dir, token_ids_only):
-        """Exports the trained model; returns the path written. By default a
-        TF Serving SavedModel of `serving_module` (only its token-id
-        signature with `token_ids_only`), computing in the precision of
-        --export_precision (with --export_constant_kernels, bfloat16
-        kernels as graph constants), its feed-forward layers stored as
-        --export_feed_forward_shards column shards, refusing requests over
-        --export_max_text_chars, --export_max_batch_chars and
-        --export_max_windows."""
+    def export(self, model, export_dir, config):
+        """Exports the trained model as the `ExportConfig` `config` says;
+        returns the path written. By default a TF Serving SavedModel of
+        `serving_module` (`tfbert.export.export_task_model`)."""
         from tfbert.export import export_task_model
 
-        f = self.flags
-        precision = (f.export_precision if "export_precision" in f
-                     else "float32")
-        constant_kernels = ("export_constant_kernels" in f
-                            and f.export_constant_kernels)
-        shards = (f.export_feed_forward_shards
-                  if "export_feed_forward_shards" in f and not constant_kernels
-                  else None)
-        limits = RequestLimits(**{
-            name: f[f"export_{name}"].value
-            for name in ("max_text_chars", "max_batch_chars", "max_windows")
-            if f"export_{name}" in f})
         return export_task_model(
-            model, export_dir, self.serving_module, precision=precision,
-            token_ids_only=token_ids_only, constant_kernels=constant_kernels,
-            feed_forward_shards=shards, limits=limits)
-
-
-def define(fv, specs):
-    """Defines flags in the `FlagValues` `fv` from specs
-    `(kind, name, default, help)` (kind: string, bool, integer, float, list)
-    or `("enum", name, default, help, values)`."""
-    for kind, name, default, help_text, *values in specs:
-        define_fn = getattr(flags, f"DEFINE_{kind}")
-        define_fn(name, default, *values, help_text, flag_values=fv)
-
-
-# The shared flags, as `define` specs; a task changes their defaults with
-# `Task.defaults`.
-_SHARED_FLAGS = (
-    ("string", "init_checkpoint", "minilm-l6-h384-uncased",
-     "Preset name or checkpoint directory to start from."),
-    ("string", "vocab_file", None,
-     "vocab.txt to use instead of the checkpoint's (for checkpoints that "
-     "have none)."),
-    ("bool", "do_lower_case", True,
-     "Lower-case text; read only with --vocab_file."),
-    ("string", "model_dir", None, "Checkpoints, logs and results (required)."),
-    ("bool", "overwrite_model_dir", False,
-     "Start training afresh, deleting the training state already in "
-     "--model_dir."),
-    ("string", "export_dir", None,
-     "Export the trained model under this directory."),
-    ("bool", "export_best", True,
-     "Evaluate, predict and export with the weights that scored best on the "
-     "dev data during training (when there was dev data); otherwise the "
-     "last weights."),
-    ("bool", "do_train", False, "Train."),
-    ("bool", "do_eval", False, "Evaluate on the dev data."),
-    ("bool", "do_predict", False, "Write test-set predictions."),
-    ("bool", "export_token_ids_only", False,
-     "Export only the token-id signature (servers without tensorflow-text "
-     "ops)."),
-    ("enum", "export_precision", "float32",
-     "Precision the exported SavedModel computes in: bfloat16 runs the "
-     "matmuls in bfloat16 and stores the weights in bfloat16 (LayerNorm, "
-     "softmax and logits stay float32).", ["float32", "bfloat16"]),
-    ("bool", "export_constant_kernels", False,
-     "With --export_precision=bfloat16: store the Dense kernels as graph "
-     "constants: faster on CPUs with AMX, but the server needs more memory "
-     "(docs/serving.md)."),
-    ("integer", "export_feed_forward_shards", 2,
-     "Column shards each transformer block's feed-forward layer is exported "
-     "as (1: whole): on a small batch TensorFlow runs the shards' matmuls "
-     "side by side, one per core (measured on 2 cores; docs/serving.md). "
-     "Not with --export_constant_kernels (its kernels stay whole)."),
-    ("integer", "export_max_text_chars", RequestLimits.max_text_chars,
-     "The export refuses a request holding a text of more characters "
-     "(Unicode code points) than this (docs/serving.md)."),
-    ("integer", "export_max_batch_chars", RequestLimits.max_batch_chars,
-     "The export refuses a request whose texts hold more characters "
-     "together than this."),
-    ("integer", "export_max_windows", RequestLimits.max_windows,
-     "The export refuses a request that needs more encoder windows than "
-     "this: one per example for a classifier, one per window of each long "
-     "text for SQuAD and NER, one per row of serve_token_ids."),
-    ("integer", "max_seq_length", 128, "Longest packed input, in tokens."),
-    ("bool", "pad_to_max_length", False,
-     "Pad every batch to max_seq_length (fixed shapes for TPU/XLA) instead "
-     "of to its longest sequence."),
-    ("integer", "train_batch_size", 32, "Global training batch size."),
-    ("integer", "eval_batch_size", 64,
-     "Global evaluation/prediction batch size."),
-    ("float", "learning_rate", 5e-5, "Peak learning rate."),
-    ("float", "num_train_epochs", 3.0, "Training epochs (may be fractional)."),
-    ("float", "warmup_proportion", 0.1, "Fraction of steps of linear warmup."),
-    ("float", "weight_decay", 0.01, "AdamW weight decay."),
-    ("float", "adam_epsilon", 1e-6, "Adam epsilon."),
-    ("integer", "gradient_accumulation_steps", 1,
-     "Batches per optimizer update."),
-    ("float", "layerwise_lr_decay", None,
-     "Per-layer learning-rate decay factor (e.g. 0.9)."),
-    ("integer", "checkpoint_steps", None,
-     "Batches between checkpoints (default: one epoch)."),
-    ("enum", "mixed_precision", "none", "Mixed precision policy.",
-     ["none", "float16", "bfloat16"]),
-    ("enum", "distribution_strategy", "one_device", "tf.distribute strategy.",
-     ["one_device", "mirrored", "multi_worker_mirrored", "tpu"]),
-    ("string", "tpu", None,
-     "TPU address for --distribution_strategy=tpu (default: the local TPU "
-     "VM)."),
-    ("integer", "num_gpus", None,
-     "GPUs for --distribution_strategy=mirrored (default: all)."),
-    ("bool", "jit_compile", False, "XLA-compile the model's train step."),
-    ("integer", "steps_per_execution", 1, "Batches per tf.function call."),
-    ("integer", "seed", 42, "Seed for weights, dropout and shuffling."),
-    ("integer", "max_train_examples", 0,
-     "Train on the first N examples only (0 = all)."),
-    ("integer", "max_eval_examples", 0,
-     "Evaluate on the first N examples of each dev file only (0 = all)."),
-    ("integer", "max_predict_examples", 0,
-     "Predict the first N examples of each test file only (0 = all)."),
-    ("float", "classifier_dropout", 0.1,
-     "Dropout rate before the task's classification head."),
-)
-
-
-def define_flags(task_class, fv=FLAGS):
-    """Defines the shared flags the task offers, with its defaults, then the
-    task's own."""
-    offered = [
-        (kind, name, task_class.defaults.get(name, default), *rest)
-        for kind, name, default, *rest in _SHARED_FLAGS
-        if name not in OPTIONAL_FLAGS or name in task_class.optional_flags]
-    define(fv, offered)
-    task_class.define_flags(fv)
-
-
-def check_flags(task):
-    """The checks on flag values that need no file; raises UserError."""
-    f = task.flags
-
-    def require(condition, message):
-        if not condition:
-            raise UserError(message)
-
-    require(f.model_dir, "--model_dir is required")
-    actions = [f.do_train, f.do_eval, bool(f.export_dir),
-               f["do_predict"].value if "do_predict" in f else False]
-    require(any(actions), "nothing to do: pass --do_train, --do_eval"
-            + (", --do_predict" if "do_predict" in f else "")
-            + " or --export_dir")
-    require(f.max_seq_length >= task.minimum_seq_length(),
-            f"--max_seq_length={f.max_seq_length} is too short for this task "
-            f"(at least {task.minimum_seq_length()})")
-    for name in ("train_batch_size", "eval_batch_size"):
-        require(f[name].value > 0, f"--{name} must be positive, got "
-                f"{f[name].value}")
-    training_config(task)  # Its bounds, named as flags.
-    for split in ("train", "eval", "predict"):
-        name = f"max_{split}_examples"
-        if name in f:
-            require(f[name].value >= 0, f"--{name} must be >= 0 (0 = all), "
-                    f"got {f[name].value}")
-    if "export_constant_kernels" in f:
-        require(not f.export_constant_kernels
-                or f.export_precision == "bfloat16",
-                "--export_constant_kernels is read only with "
-                "--export_precision=bfloat16")
-    if "export_feed_forward_shards" in f:
-        require(f.export_feed_forward_shards >= 1,
-                "--export_feed_forward_shards must be >= 1, got "
-                f"{f.export_feed_forward_shards}")
-        require(not (f["export_feed_forward_shards"].present
-                     and "export_constant_kernels" in f
-                     and f.export_constant_kernels),
-                "--export_feed_forward_shards is read only without "
-                "--export_constant_kernels (constant kernels stay whole)")
-    for name in ("export_max_text_chars", "export_max_batch_chars",
-                 "export_max_windows"):
-        if name in f:
-            require(f[name].value >= 1,
-                    f"--{name} must be >= 1, got {f[name].value}")
-    require(f.tpu is None or f.distribution_strategy == "tpu",
-            "--tpu is read only with --distribution_strategy=tpu")
-    require(f.num_gpus is None or f.distribution_strategy in (
-        "one_device", "mirrored"), "--num_gpus is read only with "
-            "--distribution_strategy=one_device or mirrored")
-    require(not f["do_lower_case"].present or f.vocab_file,
-            "--do_lower_case is read only with --vocab_file")
-    if f.vocab_file and not os.path.isfile(f.vocab_file):
-        raise UserError(f"--vocab_file={f.vocab_file}: no such file")
+            model, export_dir, self.serving_module, precision=config.precision,
+            token_ids_only=config.token_ids_only,
+            constant_kernels=config.constant_kernels,
+            feed_forward_shards=config.feed_forward_shards,
+            limits=config.limits)
 
 
 def first_examples(flag_values, split, examples):
@@ -343,50 +140,11 @@ def first_examples(flag_values, split, examples):
     return examples[:limit] if limit and examples else examples
 
 
-def training_config(task):
-    """The `TrainingConfig` the flags describe; a value out of its bounds is
-    a `UserError` naming the flag."""
-    from tfbert.training.config import TrainingConfig
-    from tfbert.utils.bounds import ParameterError
-
-    f = task.flags
-    try:
-        return TrainingConfig(
-            model_dir=f.model_dir, num_train_epochs=f.num_train_epochs,
-            learning_rate=f.learning_rate,
-            warmup_proportion=f.warmup_proportion,
-            weight_decay=f.weight_decay, adam_epsilon=f.adam_epsilon,
-            gradient_accumulation_steps=f.gradient_accumulation_steps,
-            layerwise_lr_decay=f.layerwise_lr_decay,
-            checkpoint_steps=f.checkpoint_steps, jit_compile=f.jit_compile,
-            steps_per_execution=f.steps_per_execution, seed=f.seed)
-    except ParameterError as error:
-        # The config's parameters are named as their flags.
-        raise UserError(f"--{error.parameter} must be {error.bounds}, got "
-                        f"{error.value}") from None
-
-
-def check_output_location(flag, path):
-    """Refuses (`UserError` naming `--flag`) an output directory that cannot
-    be made or written: a file, a path under a file, a read-only directory
-    or file system. Creates nothing that stays: the nearest existing
-    directory is probed with a temporary file (permission bits alone do not
-    tell, e.g. for root or on a read-only mount)."""
-    target = os.path.abspath(path)
-    existing = target
-    while not os.path.exists(existing):
-        existing = os.path.dirname(existing)
-    if not os.path.isdir(existing):
-        where = "" if existing == target else f"{existing} "
-        raise UserError(f"--{flag}={path}: {where}is a file, not a directory")
-    try:
-        fd, probe = tempfile.mkstemp(prefix=".tfbert-write-check-",
-                                     dir=existing)
-    except OSError as error:
-        raise UserError(f"--{flag}={path}: {existing} is not writable "
-                        f"({error.strerror})") from None
-    os.close(fd)
-    os.remove(probe)
+def check_flags(task):
+    """The checks on flag values that read no file (`task_flags.check_flags`,
+    with the task's `minimum_seq_length`); raises UserError."""
+    task_flags.check_flags(task.flags, task.program,
+                           task.minimum_seq_length())
 
 
 def load_preprocessor(flag_values):
@@ -422,6 +180,8 @@ def write_json(path, value):
 
 
 @dataclasses.dataclass
+
+
 class Prepared:
     """What the lifecycle has built when training can start."""
 
@@ -473,10 +233,7 @@ def prepare(task, stack):
 
     f = task.flags
     check_flags(task)
-    # Predictions go to --model_dir.
-    for flag in ("model_dir", "export_dir"):
-        if f[flag].value:
-            check_output_location(flag, f[flag].value)
+    task_flags.check_output_locations(f)
     task.check()
     os.makedirs(f.model_dir, exist_ok=True)
     state_dir = _training_state_dir(f)
@@ -502,10 +259,9 @@ def prepare(task, stack):
                         f"{positions} positions of --init_checkpoint="
                         f"{f.init_checkpoint}")
     inner = model.encoder.config.intermediate_size
-    if ("export_feed_forward_shards" in f
-            and f.export_feed_forward_shards > inner):
-        raise UserError(f"--export_feed_forward_shards="
-                        f"{f.export_feed_forward_shards} exceeds the "
+    shards = task_flags.export_config(f).feed_forward_shards
+    if shards is not None and shards > inner:
+        raise UserError(f"--export_feed_forward_shards={shards} exceeds the "
                         f"intermediate size {inner} of --init_checkpoint="
                         f"{f.init_checkpoint}")
     if f.do_train:
@@ -528,7 +284,7 @@ def execute(task, prepared):
         def evaluate_fn():
             return task.evaluate(model)[0]
         train(model, dataset, steps_per_epoch=steps,
-              config=training_config(task), strategy=prepared.strategy,
+              config=task_flags.training_config(f), strategy=prepared.strategy,
               evaluate_fn=(evaluate_fn if task.main_metric is not None
                            else None),
               best_metric=task.main_metric,
@@ -548,9 +304,7 @@ def execute(task, prepared):
     if prepared.chief and "do_predict" in f and f.do_predict:
         task.write_predictions(model, f.model_dir)
     if prepared.chief and f.export_dir:
-        token_ids_only = ("export_token_ids_only" in f
-                          and f.export_token_ids_only)
-        path = task.export(model, f.export_dir, token_ids_only)
+        path = task.export(model, f.export_dir, task_flags.export_config(f))
         print(f"exported to {path}")
 
 
@@ -607,18 +361,16 @@ def run(task):
 
 
 @contextlib.contextmanager
+
+
 def warnings_as_lines():
     """Shows each Python warning raised in the block (e.g. a preset without
     weights) after it as one line, `PROGRAM: warning: MESSAGE`."""
     with warnings.catch_warnings(record=True) as caught:
         yield
     for warning in caught:
-        print(f"{_program()}: warning: {' '.join(str(warning.message).split())}",
-              file=sys.stderr)
-
-
-def _program():
-    return os.path.basename(sys.argv[0]).removesuffix(".py")
+        message = " ".join(str(warning.message).split())
+        print(f"{program_name()}: warning: {message}", file=sys.stderr)
 
 
 def _directories_to_create(path):
@@ -638,65 +390,3 @@ def _remove_if_empty(directories):
             os.rmdir(directory)
         except OSError:
             return
-
-
-def report_error(error, label="error"):
-    """Prints `error` as one line: `PROGRAM: error: MESSAGE` (`PROGRAM:
-    MESSAGE` without a `label`)."""
-    message = str(error) or type(error).__name__
-    if isinstance(error, OSError) and error.strerror:
-        message = (f"{error.filename}: {error.strerror}" if error.filename
-                   else error.strerror)
-    prefix = f"{_program()}: {label}: " if label else f"{_program()}: "
-    print(prefix + " ".join(message.split()), file=sys.stderr)
-
-
-def _parse_flags(argv, flag_values=FLAGS):
-    """absl's flag parsing, but a bad flag is one line with exit status 2,
-    as every other user error (absl's own parser exits with 1)."""
-    try:
-        return flag_values(argv)
-    except flags.Error as error:
-        report_error(error)
-        sys.exit(2)
-
-
-def main_program(specs, body, *, required=(), doc=None,
-                 user_errors=(ValueError, OSError)):
-    """Runs an absl program: defines its flags from `define` specs (all
-    shown by --help, after `doc`), checks the `required` ones, then exits
-    with `body()`'s status. The `user_errors` that `body` raises are
-    reported in one line, with exit status 2."""
-    if doc:
-        sys.modules["__main__"].__doc__ = doc
-    before = set(FLAGS)
-    specs() if callable(specs) else define(FLAGS, specs)
-    for name in sorted(set(FLAGS) - before):
-        FLAGS.register_key_flag_for_module(sys.argv[0], FLAGS[name])
-
-    def app_main(argv):
-        if len(argv) > 1:
-            raise app.UsageError(
-                f"unexpected arguments: {' '.join(argv[1:])}", exitcode=2)
-        if not FLAGS["verbosity"].present:
-            # absl would log at INFO: TensorFlow's notices on every save.
-            logging.set_verbosity(logging.WARNING)
-        try:
-            for name in required:
-                if FLAGS[name].value is None:
-                    raise UserError(f"--{name} is required")
-            status = body()
-        except user_errors as error:
-            report_error(error)
-            status = 2
-        sys.exit(status)
-
-    app.run(app_main, flags_parser=_parse_flags)
-
-
-def main(task_class):
-    """The command-line program of `task_class`. Its user errors are
-    reported by `run` (those raised once training started are not)."""
-    main_program(lambda: define_flags(task_class),
-                 lambda: run(task_class(FLAGS)), user_errors=(),
-                 doc=sys.modules[task_class.__module__].__doc__)

@@ -1,14 +1,7 @@
 """SQuAD v1.1 / v2.0: fine-tune, evaluate, predict and export a span labeler.
 
-    tfbert-squad --version=1.1 --train_file=F --eval_file=F --predict_file=F \\
-      --init_checkpoint=minilm-l6-h384-uncased --model_dir=DIR \\
-      --export_dir=saved_models/squad --do_train --do_eval --do_predict
-
-(`python -m tasks.squad` from a checkout.) --do_eval scores --eval_file with
-the official metrics (MODEL_DIR/eval_results.json);
---do_predict writes MODEL_DIR/predictions.json, nbest_predictions.json and,
-for v2.0, null_odds.json for --predict_file. The export is a raw-text
-SavedModel (`tfbert.export.squad_serving`).
+The command line (flags, the checks on their values, --help) is
+`tfbert_cli.squad`.
 
 From Python:
 
@@ -37,6 +30,8 @@ from tfbert.models import BertSpanLabeler
 from tfbert.tasks import runner, teacher
 from tfbert.training.distillation import (TaskDistillationLoss,
                                           with_teacher_outputs)
+from tfbert_cli import squad as squad_program
+
 
 def _trim_to_longest(features, labels):
     length = tf.reduce_max(tf.reduce_sum(features["input_mask"], axis=1))
@@ -110,54 +105,16 @@ def evaluate(examples, result, version_2):
     return metrics
 
 
-_SQUAD_FLAGS = (
-    ("enum", "version", "1.1",
-     "SQuAD version; 2.0 has unanswerable questions.",
-     ["1.1", "2.0"]),
-    ("string", "train_file", None, "SQuAD JSON to train on."),
-    ("string", "eval_file", None,
-     "SQuAD JSON with answers, scored by --do_eval and used to keep the "
-     "best model while training."),
-    ("string", "predict_file", None,
-     "SQuAD JSON to answer with --do_predict."),
-    ("integer", "doc_stride", 128,
-     "Tokens between the starts of context windows."),
-    ("integer", "max_query_length", 64,
-     "Questions are truncated to this many tokens."),
-    ("integer", "n_best_size", 20, "Entries per nbest list."),
-    ("integer", "max_answer_length", 30, "Longest answer, in tokens."),
-    ("float", "null_score_diff_threshold", 0.0,
-     "v2.0: answer \"\" when the null score minus the best span score "
-     "exceeds this (eval_results.json reports the best value as "
-     "best_f1_thresh)."),
-)
-
-
 class SquadTask(runner.Task):
     """Extractive question answering (start/end span labeling)."""
 
     name = "squad"
-    defaults = {"max_seq_length": 384, "train_batch_size": 16,
-                "num_train_epochs": 2.0}
+    program = squad_program.PROGRAM
     training_flags = (("version", "doc_stride", "max_query_length")
                       + teacher.TRAINING_FLAGS)
 
-    @staticmethod
-    def define_flags(fv):
-        runner.define(fv, _SQUAD_FLAGS + teacher.DISTILL_FLAGS)
-
-    def minimum_seq_length(self):
-        # [CLS] query [SEP] at least one context token [SEP]; RoBERTa's
-        # layout needs one more (checked in build_inputs).
-        return self.flags.max_query_length + 4
-
     def check(self):
         f = self.flags
-        for name in ("doc_stride", "max_query_length", "n_best_size",
-                     "max_answer_length"):
-            if f[name].value <= 0:
-                raise runner.UserError(
-                    f"--{name} must be positive, got {f[name].value}")
         self.version_2 = f.version == "2.0"
         self.train_examples = runner.first_examples(
             f, "train", self._read("train_file", f.do_train))
@@ -298,10 +255,3 @@ class SquadTask(runner.Task):
             null_score_diff_threshold=f.null_score_diff_threshold,
             layout=self.layout)
 
-
-def main():
-    runner.main(SquadTask)
-
-
-if __name__ == "__main__":
-    main()

@@ -2,8 +2,9 @@
 read from its model directory (`run_fingerprint.json` for how it was built,
 `best.weights.h5` or its last checkpoint for its weights).
 
-A task offers distillation by defining `DISTILL_FLAGS`, adding
-`TRAINING_FLAGS` to its own, calling `check_flags` in `check`,
+A task offers distillation by adding `tfbert_cli.task_flags.DISTILL_FLAGS`
+to its program's flags and `TRAINING_FLAGS` to its own, calling
+`check_flags` in `check`,
 `Teacher.student_preprocessor` in `build_inputs` and `Teacher.build` in
 `build_model`; the loss is `tfbert.training.distillation`.
 """
@@ -19,24 +20,9 @@ from tfbert.training import restore_trained_weights
 from tfbert.training.best_model import BEST_WEIGHTS, load_inference_weights
 from tfbert.training.distillation import DistillationConfig
 from tfbert.training.run_state import FINGERPRINT
+from tfbert_cli import task_flags
 
-DISTILL_FLAGS = (
-    ("string", "teacher_model_dir", None,
-     "Distil from this finished run of the same task (its --model_dir): "
-     "its best weights, else its last ones."),
-    ("float", "distill_alpha", 0.5,
-     "With --teacher_model_dir: weight of the hard-label loss; the "
-     "teacher's term gets 1 - alpha."),
-    ("float", "distill_temperature", 2.0,
-     "With --teacher_model_dir: softmax temperature of the teacher's and "
-     "the student's logits."),
-    ("integer", "student_num_layers", None,
-     "With --teacher_model_dir: start the student from this many of the "
-     "teacher's layers, evenly spaced, with its embeddings and head "
-     "(instead of --init_checkpoint)."),
-)
-
-TRAINING_FLAGS = tuple(spec[1] for spec in DISTILL_FLAGS)
+TRAINING_FLAGS = tuple(spec[1] for spec in task_flags.DISTILL_FLAGS)
 
 # The teacher's training flags that must equal the student's.
 _MATCHING_FLAGS = ("max_seq_length",)

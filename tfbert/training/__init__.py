@@ -2,7 +2,7 @@
 distribution, resumable `fit`, best-model files, model-dir state, flags."""
 
 from tfbert.training.best_model import restore_best_weights
-from tfbert.training.config import MAX_EPOCHS, TrainingConfig
+from tfbert_config.training import MAX_EPOCHS, TrainingConfig
 from tfbert.training.distillation import TaskDistillationLoss
 from tfbert.training.distribution import get_strategy, split_cpu
 from tfbert.training.optimization import (

@@ -6,7 +6,7 @@ import keras
 import tensorflow as tf
 from keras import ops
 
-from tfbert.utils.bounds import check_bounds
+from tfbert_config.bounds import check_bounds
 
 # Variables whose name contains one of these are not weight-decayed:
 # LayerNorm scales and offsets, and every bias (BERT's exclusion list).

@@ -1,8 +1,8 @@
-"""`TrainingConfig`: how to train, checked when made (no TensorFlow needed)."""
+"""`TrainingConfig`: how to train, checked when made (plain Python)."""
 
 import dataclasses
 
-from tfbert.utils.bounds import check_bounds
+from tfbert_config.bounds import check_bounds
 
 # More passes than any training run makes: a larger value is a mistake.
 MAX_EPOCHS = 100_000

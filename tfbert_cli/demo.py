@@ -4,14 +4,21 @@ export a SavedModel and classify new sentences through it.
     tfbert-demo        (python -m tasks.demo from a checkout)
 """
 
+import argparse
+import importlib.util
 import os
 import shutil
 import subprocess
 import sys
 
-PACKAGE = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-DEMO_DATA = os.path.join(PACKAGE, "data", "demo")
-QUERY_SCRIPT = os.path.join(PACKAGE, "export", "query.py")
+from tfbert_cli.query import OneLineErrorParser
+
+# Found without importing tfbert (which starts TensorFlow).
+DEMO_DATA = os.path.join(
+    importlib.util.find_spec("tfbert").submodule_search_locations[0], "data",
+    "demo")
+QUERY_SCRIPT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                            "query.py")
 MODEL_DIR = os.path.join("runs", "demo_sentiment")
 EXPORT_DIR = os.path.join("saved_models", "demo_sentiment")
 QUERIES = [
@@ -27,9 +34,13 @@ def run(args):
     subprocess.run(args, check=True)
 
 
-def main():
+def main(argv=None):
+    # No options: --help says what the demo does.
+    OneLineErrorParser(
+        prog="tfbert-demo", description=__doc__,
+        formatter_class=argparse.RawDescriptionHelpFormatter).parse_args(argv)
     shutil.rmtree(MODEL_DIR, ignore_errors=True)
-    run([sys.executable, "-m", "tfbert.tasks.glue", "--task=sst2",
+    run([sys.executable, "-m", "tfbert_cli.glue", "--task=sst2",
          f"--data_dir={os.path.normpath(DEMO_DATA)}",
          "--init_checkpoint=minilm-l6-h384-uncased",
          f"--model_dir={MODEL_DIR}", f"--export_dir={EXPORT_DIR}",

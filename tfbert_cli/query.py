@@ -33,15 +33,13 @@ import os
 import sys
 
 import numpy as np
-import tensorflow as tf
-import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
 
 
 # Output prefix -> the output counting its valid slots.
 _COUNTED = {"word_": "num_words", "entity_": "num_entities"}
 
 
-class _Parser(argparse.ArgumentParser):
+class OneLineErrorParser(argparse.ArgumentParser):
     """Every error one line, `PROG: error: MESSAGE`, exit status 2."""
 
     def error(self, message):
@@ -138,7 +136,7 @@ def _checked_texts(parser, texts):
 
 
 def main(argv=None):
-    parser = _Parser(
+    parser = OneLineErrorParser(
         prog="tfbert-query", description=__doc__.split("\n\n")[0],
         allow_abbrev=False,
         epilog="The inputs of the chosen signature become options.")
@@ -149,6 +147,19 @@ def main(argv=None):
     known, _ = parser.parse_known_args(argv)
     try:
         path = export_path(known.path)
+    except ValueError as error:
+        parser.error(str(error))
+    # TensorFlow starts only once the arguments it needs are known to be
+    # good (--help and a wrong path are answered without it).
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
+
+    # One request per process: Grappler's rewrite of the signature's graph
+    # on its first call costs more than it saves on one small batch
+    # (benchmarks/RESULTS.md, "Program start-up").
+    tf.config.optimizer.set_experimental_options(
+        {"disable_meta_optimizer": True})
+    try:
         loaded = tf.saved_model.load(path)
     except (ValueError, OSError, tf.errors.OpError) as error:
         parser.error(str(error).strip().splitlines()[0])

@@ -1,0 +1,60 @@
+"""How a task model is exported, and what one request may ask of the
+export (plain Python)."""
+
+import dataclasses
+
+
+@dataclasses.dataclass(frozen=True)
+class RequestLimits:
+    """What one request may ask of an export's signatures.
+
+    Characters are Unicode code points (Python's `len`), counted before
+    tokenization; a window is one row the encoder runs on (of
+    `max_seq_length` tokens at most).
+
+    Attributes:
+      max_text_chars: characters in any one text of any input.
+      max_batch_chars: characters in all texts of a request together.
+      max_windows: encoder windows per request: a classifier runs one per
+        example, SQuAD one per `doc_stride` window of each context, NER
+        one per window of each text, `serve_token_ids` one per row; every
+        example counts as one at least. Under TF Serving's server-side
+        batching the bounds per request hold for each merged batch.
+    """
+
+    max_text_chars: int = 10_000
+    max_batch_chars: int = 100_000
+    max_windows: int = 64
+
+    def __post_init__(self):
+        for field in dataclasses.fields(self):
+            value = getattr(self, field.name)
+            if not isinstance(value, int) or value < 1:
+                raise ValueError(
+                    f"RequestLimits.{field.name} must be an integer >= 1, "
+                    f"got {value!r}")
+
+
+@dataclasses.dataclass(frozen=True)
+class ExportConfig:
+    """How a trained task model is exported for TF Serving
+    (`tfbert.export.export_task_model`).
+
+    Attributes:
+      precision: "float32", or "bfloat16" (matmuls and stored weights in
+        bfloat16; LayerNorm, softmax and logits stay float32).
+      token_ids_only: export only the token-id signature.
+      constant_kernels: with bfloat16, the Dense kernels as graph constants.
+      feed_forward_shards: column shards each feed-forward layer is stored
+        as, or None (whole); always None with `constant_kernels`.
+      limits: the `RequestLimits` the export enforces.
+
+    The export checks the values (`tfbert.export.export_saved_model`).
+    """
+
+    precision: str = "float32"
+    token_ids_only: bool = False
+    constant_kernels: bool = False
+    feed_forward_shards: int | None = None
+    limits: RequestLimits = RequestLimits()
+
