@@ -93,16 +93,6 @@ def pool_windows(logits, windows_per_text, pooling):
             / np.asarray(windows_per_text)[:, np.newaxis])
 
 
-def saved_labels(model_dir):
-    """The classes a run saved in MODEL_DIR/labels.txt, in id order (a
-    tuple of str), or None without that file."""
-    path = os.path.join(model_dir, LABELS_FILE)
-    if not os.path.exists(path):
-        return None
-    with open(path, encoding="utf-8") as file:
-        return tuple(line.rstrip("\n") for line in file if line.strip())
-
-
 class ClassifyTask(runner.Task):
     """Classification, multi-label classification and regression of a
     user's table files."""
@@ -201,7 +191,7 @@ class ClassifyTask(runner.Task):
             if f[flag].present:
                 raise runner.UserError(
                     f"--{flag} is not read with --teacher_model_dir")
-        theirs = saved_labels(f.teacher_model_dir)
+        theirs = teacher.saved_labels(f.teacher_model_dir)
         if labels is not None and theirs != tuple(labels):
             raise runner.UserError(
                 f"--teacher_model_dir={f.teacher_model_dir} has the classes "
@@ -223,7 +213,7 @@ class ClassifyTask(runner.Task):
             return tuple(f.label_names)
         if self.train_examples:
             return data.label_set(self.train_examples, columns)
-        saved = saved_labels(f.model_dir)
+        saved = teacher.saved_labels(f.model_dir)
         if saved is None:
             raise runner.UserError(f"--model_dir={f.model_dir} has no "
                                    f"trained model (no {LABELS_FILE}); run "

@@ -228,10 +228,9 @@ class NerTask(runner.Task):
             f, {"tag_scheme": f.tag_scheme, "use_crf": f.use_crf},
             {"dropout": f.classifier_dropout})
         if self.teacher:
-            path = os.path.join(f.teacher_model_dir, "labels.txt")
-            labels = (parse_labels(path, f.tag_scheme)
-                      if os.path.exists(path) else None)
-            if labels != self.labels:
+            # In the teacher's head order.
+            labels = teacher.saved_labels(f.teacher_model_dir)
+            if labels != tuple(self.labels):
                 raise runner.UserError(
                     f"--teacher_model_dir={f.teacher_model_dir} tags with "
                     f"{', '.join(labels) if labels else 'no labels.txt'}; "

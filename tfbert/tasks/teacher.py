@@ -151,6 +151,19 @@ class Teacher:
                 f"--student_num_layers={k}: {error}") from error
 
 
+LABELS_FILE = "labels.txt"
+
+
+def saved_labels(model_dir):
+    """The labels a classify or NER run saved in MODEL_DIR/labels.txt, in
+    id order (a tuple of str), or None without that file."""
+    path = os.path.join(model_dir, LABELS_FILE)
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as file:
+        return tuple(line.rstrip("\n") for line in file if line.strip())
+
+
 def read_distill_file(path, is_pair):
     """The texts of a --distill_file as unlabelled `Example`s (guid
     `path:line`): one text per non-blank line, or for pair tasks two texts
