@@ -19,11 +19,20 @@ benchmarks/serving.py). Prints one JSON line per run (dev metrics, wall
 seconds of the process, teacher-pass seconds) and one summary line per K:
 each student kind's score as a fraction of the teacher's (mean, min, max
 over the seeds).
+
+With `--serving_rounds=N` (after training, or alone with `--notrain` on a
+WORKDIR that holds the exports) the exported teacher and the exported
+students (the first seed's distilled ones) are measured with
+benchmarks/serving.py's tfbert runtime (raw SST-2 dev sentences in, one
+fresh process each), interleaved N times: sentences/s at batch
+`--serving_batch_size` and batch-1 p50, medians over the rounds, and each
+student's ratio to the teacher.
 """
 
 import json
 import os
 import re
+import statistics
 import subprocess
 import sys
 import time
@@ -46,6 +55,10 @@ flags.DEFINE_integer("max_train_examples", 0, "First N examples (0 = all).")
 flags.DEFINE_float("num_train_epochs", 3.0, "Epochs of every run.")
 flags.DEFINE_integer("max_seq_length", 128, "Packed length.")
 flags.DEFINE_float("learning_rate", 5e-5, "Peak learning rate.")
+flags.DEFINE_bool("train", True, "Train (else only --serving_rounds).")
+flags.DEFINE_integer("serving_rounds", 0, "Interleaved serving measurements "
+                     "of the exports (0: none).")
+flags.DEFINE_integer("serving_batch_size", 32, "Batch of the throughput pass.")
 flags.DEFINE_bool("export", False, "Export the teacher and the first seed's "
                   "distilled students.")
 
@@ -89,8 +102,56 @@ def _report(name, result):
     return result
 
 
+def _serve(model_dir):
+    """benchmarks/serving.py's tfbert runtime on MODEL_DIR/export, in a
+    fresh process: its JSON result."""
+    command = [sys.executable, "-m", "benchmarks.serving", "--worker=tfbert",
+               f"--workdir={model_dir}",
+               f"--max_seq_length={FLAGS.max_seq_length}",
+               f"--batch_size={FLAGS.serving_batch_size}",
+               f"--started_at={time.time()}"]
+    result = subprocess.run(command, capture_output=True, text=True,
+                            check=False)
+    if result.returncode:
+        raise RuntimeError(f"{' '.join(command)} failed:\n"
+                           f"{result.stderr[-3000:]}")
+    return json.loads(result.stdout.strip().splitlines()[-1])
+
+
+def _compare_serving():
+    runs = {"teacher": os.path.join(FLAGS.workdir, "teacher"), **{
+        f"distilled_k{k}": os.path.join(
+            FLAGS.workdir, f"distilled_k{k}_seed{FLAGS.seeds[0]}")
+        for k in FLAGS.student_num_layers}}
+    measured = {name: [] for name in runs}
+    for _ in range(FLAGS.serving_rounds):
+        for name, model_dir in runs.items():
+            measured[name].append(_serve(model_dir))
+    loads = os.getloadavg()
+    medians = {name: {key: statistics.median(r[key] for r in results)
+                      for key in ("sentences_per_s", "p50_ms")}
+               for name, results in measured.items()}
+    teacher = medians["teacher"]
+    print(json.dumps({
+        "serving": medians, "batch_size": FLAGS.serving_batch_size,
+        "rounds": FLAGS.serving_rounds, "load_average_after": loads[0],
+        **{f"{name}_vs_teacher": {
+            "throughput": round(m["sentences_per_s"]
+                                / teacher["sentences_per_s"], 3),
+            "p50": round(m["p50_ms"] / teacher["p50_ms"], 3)}
+           for name, m in medians.items() if name != "teacher"}}),
+        flush=True)
+
+
 def main(argv):
     del argv
+    if FLAGS.train:
+        _train_all()
+    if FLAGS.serving_rounds:
+        _compare_serving()
+
+
+def _train_all():
     teacher_dir = os.path.join(FLAGS.workdir, "teacher")
     teacher = _report("teacher", _glue(
         teacher_dir, FLAGS.teacher_seed,

@@ -872,6 +872,9 @@ def test_squad_refuses_a_teacher_of_another_task(capsys, tmp_path,
     _refused(capsys, SquadTask, base + [
         f"--teacher_model_dir={teacher_dirs(**{'--version': '1.1'})}",
         "--distill_temperature=0"], "--distill_temperature")
+    _refused(capsys, SquadTask, base + [
+        f"--teacher_model_dir={teacher_dirs(**{'--version': '1.1'})}",
+        f"--distill_file={v1}"], "--distill_file is read only by")
     assert _nothing_trained(tmp_path)
 
 
@@ -896,7 +899,7 @@ def _ner_teacher(teacher_dirs, labels=_NER_LABELS, **overrides):
      "--max_seq_length=64, this run has --max_seq_length=32"),
     ({}, ["--student_num_layers=3"], "a student needs 1 to 2 layers"),
     ({}, ["--distill_temperature=0"], "--distill_temperature must be positive"),
-    ({}, ["--distill_file=x.txt"], "--distill_file is read only by"),
+    ({}, ["--distill_file=x.txt"], "--distill_file=x.txt: No such file"),
 ])
 def test_ner_refuses_a_teacher_that_does_not_fit(
         capsys, tmp_path, tiny_checkpoint, teacher_dirs, teacher, extra,

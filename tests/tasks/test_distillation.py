@@ -129,23 +129,41 @@ def ner_teacher(shared_data_dir, tiny_checkpoint, tmp_path_factory):
                                 f"--init_checkpoint={tiny_checkpoint}",
                                 "--num_train_epochs=4",
                                 "--learning_rate=3e-3"])
+    # Later sentences as plain text, one per line.
+    sentences, words = [], []
+    for line in lines[150:260]:
+        if line.strip() and not line.startswith("-DOCSTART-"):
+            words.append(line.split()[0])
+        elif words:
+            sentences.append(" ".join(words))
+            words = []
+    (root / "unlabelled.txt").write_text("\n".join(sentences) + "\n",
+                                         encoding="utf-8")
     return root, common
 
 
-def test_ner_crf_student_learns_from_the_teachers_emissions(tmp_path,
+def test_ner_crf_student_learns_from_the_teachers_emissions(tmp_path, capsys,
                                                             ner_teacher):
     from tfbert.tasks.ner import NerTask
 
     root, common = ner_teacher
     student = tmp_path / "student"
-    _, prepared = run_task(NerTask, common + [
+    capsys.readouterr()
+    task, prepared = run_task(NerTask, common + [
         f"--model_dir={student}", f"--teacher_model_dir={root / 'teacher'}",
         "--student_num_layers=1", "--num_train_epochs=5",
-        "--learning_rate=1e-2", "--distill_temperature=2"])
+        "--learning_rate=1e-2", "--distill_temperature=2",
+        f"--distill_file={root / 'unlabelled.txt'}"])
     losses = _train_losses(student)
     assert len(losses) == 5 and losses[-1] < 0.9 * losses[0], losses
     assert prepared.model.use_crf
     assert prepared.model.encoder.config.num_layers == 1
+    # The teacher tagged the labelled windows and the unlabelled ones.
+    windows = (len(task._features(task.train_sentences))
+               + len(task._unlabelled_features()))
+    assert len(task._unlabelled_features()) > 0
+    assert (f"teacher logits of {windows} training examples"
+            in capsys.readouterr().out)
 
 
 def test_multi_label_student_learns_with_unlabelled_distill_file(

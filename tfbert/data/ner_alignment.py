@@ -60,6 +60,17 @@ class NerFeatures:
     def __len__(self):
         return len(self.input_word_ids)
 
+    def concatenate(self, other):
+        """These windows, then `other`'s (its sentences numbered after
+        these)."""
+        return NerFeatures(
+            self.input_word_ids + other.input_word_ids,
+            self.labels + other.labels, self.word_index + other.word_index,
+            np.concatenate([self.sentence_index,
+                            other.sentence_index + len(self.num_words)]),
+            self.context + other.context,
+            np.concatenate([self.num_words, other.num_words]))
+
     def dataset(self, labels=None):
         """A `tf.data.Dataset` of unpadded `(features, labels)` windows:
         features a dict of int32 [length] `input_word_ids`, `input_mask`,

@@ -96,15 +96,17 @@ class TokenClassifier(EncoderTaskModel, keras.Model):
         return loss + tf.add_n(self.losses) if self.losses else loss
 
     def crf_negative_log_likelihood(self, labels, emissions):
-        """The CRF loss: mean over rows of the negative log-likelihood of
-        the tags at the labelled positions (labels int [batch, seq] >= 0),
-        gathered into one word-level sequence per row. Emissions: float32
-        [batch, seq, num_labels]. Returns a float32 scalar."""
+        """The CRF loss: mean over the rows with labelled positions (labels
+        int [batch, seq] >= 0) of the negative log-likelihood of their tags,
+        gathered into one word-level sequence per row (a row without any,
+        e.g. a sentence only a teacher tagged, adds nothing). Emissions:
+        float32 [batch, seq, num_labels]. Returns a float32 scalar."""
         labels = tf.cast(labels, tf.int32)
         word_emissions, lengths = compact(emissions, labels >= 0)
         tags, _ = compact(labels, labels >= 0)
-        return -tf.reduce_mean(self.crf.log_likelihood(word_emissions, tags,
-                                                       lengths))
+        rows = tf.reduce_sum(tf.cast(lengths > 0, tf.float32))
+        return -tf.reduce_sum(self.crf.log_likelihood(
+            word_emissions, tags, lengths)) / tf.maximum(rows, 1.0)
 
     def inference_logits(self, inputs):
         """`self(inputs, training=False)` as exports compute it: with

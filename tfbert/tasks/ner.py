@@ -37,7 +37,8 @@ from tfbert.models import BertTokenClassifier, Encoder
 from tfbert.models.bert_token_classifier import token_classification_loss
 from tfbert.tasks import runner, teacher
 from tfbert.text.packing_layout import BERT_LAYOUT
-from tfbert.training.distillation import TokenDistillationLoss
+from tfbert.training.distillation import (UNLABELLED_WORD,
+                                          TokenDistillationLoss)
 
 
 def build_features(sentences, labels, tokenizer, max_seq_length,
@@ -226,7 +227,7 @@ class NerTask(runner.Task):
         # tag, so both must tag alike.
         self.teacher = teacher.check_flags(
             f, {"tag_scheme": f.tag_scheme, "use_crf": f.use_crf},
-            {"dropout": f.classifier_dropout})
+            {"dropout": f.classifier_dropout}, texts="single")
         if self.teacher:
             # In the teacher's head order.
             labels = teacher.saved_labels(f.teacher_model_dir)
@@ -280,11 +281,26 @@ class NerTask(runner.Task):
                 self._build_model, self.flags, init_checkpoint)
         return self.model
 
+    def _unlabelled_features(self):
+        """The windows of --distill_file's sentences (words split by
+        spaces), each word's first piece tagged `UNLABELLED_WORD`."""
+        f = self.flags
+        features = convert_to_features(
+            [e.text_a.split() for e in self.teacher.unlabelled], None,
+            self.preprocessor.tokenizer, f.max_seq_length, f.window_stride,
+            layout=self.preprocessor.layout)
+        features.labels = [
+            np.where(words >= 0, UNLABELLED_WORD, IGNORE_LABEL).astype(
+                np.int32) for words in features.word_index]
+        return features
+
     def train_dataset(self):
         f = self.flags
         features = self._features(self.train_sentences)
         pad_to = f.max_seq_length if f.pad_to_max_length else None
         labels = None
+        if self.teacher and self.teacher.unlabelled:
+            features = features.concatenate(self._unlabelled_features())
         if self.teacher:
             # Cached like GLUE's (docs/distillation.md): one pass of the
             # teacher over the training windows.

@@ -38,8 +38,9 @@ DISTILL_FLAGS = (
      "(instead of --init_checkpoint)."),
     ("string", "distill_file", None,
      "With --teacher_model_dir: unlabelled texts, one per line (`text ||| "
-     "text` for text pairs), trained on the teacher's logits only, beside "
-     "the labelled training examples."),
+     "text` for text pairs; for tagging, words split by spaces), trained "
+     "on the teacher's logits only, beside the labelled training "
+     "examples."),
 )
 
 # Between the two texts of a --distill_file line of a pair task.
@@ -206,7 +207,8 @@ def check_flags(flag_values, task_flags, student_config=None, texts=None):
         `{"task": "sst2"}`.
       student_config: see `Teacher.student_config`.
       texts: "single" or "pair": the task reads --distill_file with one or
-        two texts per line; None: it does not read it.
+        two texts per line (a tagger reads "single" lines as words split by
+        spaces); None: it does not read it.
 
     Raises:
       UserError: naming the flag, for out-of-range values, distillation
@@ -227,9 +229,8 @@ def check_flags(flag_values, task_flags, student_config=None, texts=None):
         raise runner.UserError("--distill_temperature must be positive, got "
                                f"{f.distill_temperature}")
     if f.distill_file and texts is None:
-        raise runner.UserError("--distill_file is read only by the "
-                               "sequence classification tasks (tfbert-glue, "
-                               "tfbert-classify)")
+        raise runner.UserError("--distill_file is read only by "
+                               "tfbert-glue, tfbert-classify and tfbert-ner")
     if f.student_num_layers is not None and f.student_num_layers < 1:
         raise runner.UserError("--student_num_layers must be positive, got "
                                f"{f.student_num_layers}")
