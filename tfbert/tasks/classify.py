@@ -166,7 +166,7 @@ class ClassifyTask(runner.Task):
         self.predict_examples = runner.first_examples(
             f, "predict", read(f.predict_file, labeled=False)
             if f.do_predict else [])
-        self.teacher = self._teacher(kind, labels)
+        self.teacher = self._teacher(labels)
         if kind == "multi_label":
             for path, examples in ((f.train_file, self.train_examples),
                                    (f.eval_file, self.eval_examples)):
@@ -175,7 +175,7 @@ class ClassifyTask(runner.Task):
                     print(f"{path}: {empty} of {len(examples)} rows have no "
                           "label")
 
-    def _teacher(self, kind, labels):
+    def _teacher(self, labels):
         """The checked `Teacher` of --teacher_model_dir, or None."""
         f = self.flags
         found = teacher.check_flags(
