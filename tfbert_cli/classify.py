@@ -62,7 +62,7 @@ _FLAGS = (
      "windows' logits (--window_pooling). 0: long texts are truncated."),
     ("enum", "window_pooling", "mean",
      "How --doc_stride windows' logits make the row's.", ["mean", "max"]),
-)
+) + task_flags.DISTILL_FLAGS
 
 
 def kind(f):

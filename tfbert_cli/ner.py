@@ -45,7 +45,7 @@ _FLAGS = (
     ("integer", "window_stride", None,
      "WordPieces between the starts of the overlapping windows a long "
      "sentence is cut into (default: half a window)."),
-)
+) + task_flags.DISTILL_FLAGS
 
 
 def _check(f):

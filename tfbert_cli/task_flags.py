@@ -133,12 +133,15 @@ DISTILL_FLAGS = (
      "With --teacher_model_dir: start the student from this many of the "
      "teacher's layers, evenly spaced, with its embeddings and head "
      "(instead of --init_checkpoint)."),
+    ("string", "distill_file", None,
+     "With --teacher_model_dir: unlabelled texts, one per line (`text ||| "
+     "text` for text pairs; for tagging, words split by spaces), trained "
+     "on the teacher's logits only, beside the labelled training "
+     "examples."),
 )
 
 
 @dataclasses.dataclass(frozen=True)
-
-
 class TaskProgram:
     """A task program's command line.
 

@@ -68,3 +68,19 @@ def test_from_pretrained_loads_the_encoder_without_a_pooler(tiny_checkpoint):
     np.testing.assert_array_equal(
         model.encoder.embeddings.word_embeddings.numpy(),
         reference.embeddings.word_embeddings.numpy())
+
+
+def test_crf_loss_skips_rows_without_tags():
+    """A row with no tag (a sentence only a distillation teacher tagged)
+    leaves the mean over the tagged rows unchanged."""
+    model = _model(use_crf=True)
+    emissions = np.random.default_rng(0).normal(size=(2, 6, 3)).astype(
+        "float32")
+    tagged = np.array([[-100, 1, 2, 0, -100, -100]], np.int32)
+    untagged = np.array([[-100, -1, -1, -100, -100, -100]], np.int32)
+    alone = model.crf_negative_log_likelihood(tagged, emissions[:1])
+    with_untagged = model.crf_negative_log_likelihood(
+        np.concatenate([tagged, untagged]), emissions)
+    np.testing.assert_allclose(with_untagged.numpy(), alone.numpy(),
+                               rtol=1e-6)
+    assert alone.numpy() > 0

@@ -767,6 +767,10 @@ def test_ner_bad_tags(capsys, tmp_path, tiny_checkpoint, name, text, extra,
               f"--model_dir={tmp_path / 'model'}", "--do_train",
               f"--train_file={path}", *extra],
              expected, *([str(path)] if expected.startswith(":") else []))
+# In the order tfbert-ner gives the tags of the training file below.
+_NER_LABELS = ("O", "B-MISC", "I-MISC", "B-ORG", "I-ORG")
+
+
 @pytest.fixture(scope="module")
 def teacher_dirs(tmp_path_factory, tiny_checkpoint):
     """`make(**flags, num_classes=2)`: a teacher model directory as a
@@ -775,6 +779,8 @@ def teacher_dirs(tmp_path_factory, tiny_checkpoint):
     from tfbert.tasks.glue import build_model
     from tfbert.training.best_model import save_inference_weights
 
+    from tfbert.models import BertTokenClassifier
+
     root = tmp_path_factory.mktemp("teachers")
     weights = {}
     for num_classes, task in ((2, "sst2"), (3, "mnli")):
@@ -782,8 +788,14 @@ def teacher_dirs(tmp_path_factory, tiny_checkpoint):
         save_inference_weights(build_model(glue_data.get_task(task),
                                            str(tiny_checkpoint)), path)
         weights[num_classes] = path.read_bytes()
+    path = root / "tagger.weights.h5"
+    save_inference_weights(BertTokenClassifier.from_pretrained(
+        str(tiny_checkpoint), len(_NER_LABELS)), path)
+    weights["tagger"] = path.read_bytes()
 
-    def make(num_classes=2, **overrides):
+    def make(num_classes=2, files=(), **overrides):
+        """`num_classes`: 2, 3 or "tagger" (`_NER_LABELS`); `files`:
+        `(name, text)` written into the directory."""
         directory = root / f"teacher{len(list(root.iterdir()))}"
         directory.mkdir()
         flags = {"--task": "sst2", "--init_checkpoint": str(tiny_checkpoint),
@@ -791,6 +803,8 @@ def teacher_dirs(tmp_path_factory, tiny_checkpoint):
                  **overrides}
         (directory / "run_fingerprint.json").write_text(json.dumps(flags))
         (directory / "best.weights.h5").write_bytes(weights[num_classes])
+        for name, text in files:
+            (directory / name).write_text(text)
         return directory
     return make
 
@@ -860,4 +874,103 @@ def test_squad_refuses_a_teacher_of_another_task(capsys, tmp_path,
     _refused(capsys, SquadTask, base + [
         f"--teacher_model_dir={teacher_dirs(**{'--version': '1.1'})}",
         "--distill_temperature=0"], "--distill_temperature")
+    _refused(capsys, SquadTask, base + [
+        f"--teacher_model_dir={teacher_dirs(**{'--version': '1.1'})}",
+        f"--distill_file={v1}"], "--distill_file is read only by")
     assert _nothing_trained(tmp_path)
+
+
+def _ner_teacher(teacher_dirs, labels=_NER_LABELS, **overrides):
+    """A tagger teacher of `labels` (IOB2, softmax) as tfbert-ner leaves
+    it."""
+    flags = {"--task": None, "--tag_scheme": "iob2", "--use_crf": False,
+             **overrides}
+    return teacher_dirs("tagger", files=[("labels.txt",
+                                          "\n".join(labels) + "\n")],
+                        **flags)
+
+
+@pytest.mark.parametrize("teacher, extra, expected", [
+    (None, [], "--tag_scheme=None, this run has --tag_scheme=iob2"),
+    ({"--use_crf": True}, [], "--use_crf=True, this run has --use_crf=False"),
+    ({"labels": ("O", "B-ORG", "I-ORG")}, [],
+     "tags with O, B-ORG, I-ORG; this run with O, B-MISC"),
+    ({"labels": ("O", "B-ORG", "I-ORG", "B-MISC", "I-MISC")}, [],
+     "tags with O, B-ORG, I-ORG, B-MISC, I-MISC; this run with O, B-MISC"),
+    ({"--max_seq_length": 64}, [],
+     "--max_seq_length=64, this run has --max_seq_length=32"),
+    ({}, ["--student_num_layers=3"], "a student needs 1 to 2 layers"),
+    ({}, ["--distill_temperature=0"], "--distill_temperature must be positive"),
+    ({}, ["--distill_file=x.txt"], "--distill_file=x.txt: No such file"),
+])
+def test_ner_refuses_a_teacher_that_does_not_fit(
+        capsys, tmp_path, tiny_checkpoint, teacher_dirs, teacher, extra,
+        expected):
+    train = tmp_path / "train.txt"
+    train.write_text("EU B-ORG\nrejects O\nGerman B-MISC\n")
+    directory = (teacher_dirs() if teacher is None
+                 else _ner_teacher(teacher_dirs, **teacher))
+    _refused(capsys, NerTask, [
+        f"--init_checkpoint={tiny_checkpoint}",
+        f"--model_dir={tmp_path / 'model'}", "--do_train",
+        f"--train_file={train}", "--max_seq_length=32",
+        f"--labels={','.join(_NER_LABELS)}",
+        f"--teacher_model_dir={directory}", *extra], expected)
+    assert _nothing_trained(tmp_path)
+
+
+def _classify_teacher(teacher_dirs, classes="neg\npos\n", **overrides):
+    flags = {"--task": None, "--regression": False, "--multi_label": False,
+             "--text_b_column": None, **overrides}
+    return teacher_dirs(files=[("labels.txt", classes)], **flags)
+
+
+@pytest.mark.parametrize("teacher, extra, expected", [
+    (None, [], "--regression=None, this run has --regression=False"),
+    ({"classes": "bad\ngood\n"}, [],
+     "has the classes bad, good; this run has neg, pos"),
+    ({"--multi_label": True}, [],
+     "--multi_label=True, this run has --multi_label=False"),
+    ({}, ["--doc_stride=8"], "--doc_stride is not read with"),
+    ({}, ["--class_weights=balanced"], "--class_weights is not read with"),
+    ({}, ["--student_num_layers=3"], "a student needs 1 to 2 layers"),
+    ({}, ["--distill_temperature=-1"], "--distill_temperature must be"),
+])
+def test_classify_refuses_a_teacher_that_does_not_fit(
+        capsys, tmp_path, classify, teacher_dirs, teacher, extra, expected):
+    directory = (teacher_dirs() if teacher is None
+                 else _classify_teacher(teacher_dirs, **teacher))
+    _refused(capsys, ClassifyTask, classify(
+        f"--teacher_model_dir={directory}", *extra), expected)
+    assert _nothing_trained(tmp_path)
+
+
+@pytest.mark.parametrize("text, pair, expected", [
+    ("good ||| film\n\nno separator here\n", True,
+     ":3: a pair task reads `text ||| text` lines"),
+    ("a ||| b ||| c\n", True, ":1: a pair task reads"),
+    ("a ||| \n", True, ":1: a pair task reads"),
+    ("\n\n", False, "has no text"),
+    (b"good \xff film\n", False, ":1: invalid UTF-8"),
+])
+def test_distill_file_lines(capsys, tmp_path, classify, teacher_dirs, text,
+                            pair, expected):
+    path = tmp_path / "unlabelled.txt"
+    if isinstance(text, bytes):
+        path.write_bytes(text)
+    else:
+        path.write_text(text)
+    # The pair: the text column twice (any two columns do).
+    extra = ["--text_b_column=text"] if pair else []
+    directory = _classify_teacher(
+        teacher_dirs, **({"--text_b_column": "text"} if pair else {}))
+    _refused(capsys, ClassifyTask, classify(
+        f"--teacher_model_dir={directory}", f"--distill_file={path}", *extra),
+        str(path), expected)
+    assert _nothing_trained(tmp_path)
+
+
+def test_distill_file_missing(capsys, tmp_path, glue, teacher_dirs):
+    _refused(capsys, GlueTask, glue(f"--teacher_model_dir={teacher_dirs()}",
+                                    f"--distill_file={tmp_path / 'no.txt'}"),
+             "--distill_file=", "No such file")

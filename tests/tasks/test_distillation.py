@@ -112,3 +112,98 @@ def test_squad_student_learns_from_start_and_end_logits(
         "--learning_rate=1e-2", "--checkpoint_steps=4"])
     losses = _train_losses(student)
     assert len(losses) >= 4 and losses[-1] < 0.9 * losses[0], losses
+
+
+@pytest.fixture(scope="module")
+def ner_teacher(shared_data_dir, tiny_checkpoint, tmp_path_factory):
+    """A finished tiny CRF tagger run on real CoNLL-2003 sentences."""
+    from tfbert.tasks.ner import NerTask
+
+    root = tmp_path_factory.mktemp("ner_distill")
+    lines = (shared_data_dir / "conll2003" / "train.txt").read_text(
+        encoding="utf-8").splitlines(keepends=True)
+    (root / "train.txt").write_text("".join(lines[:150]), encoding="utf-8")
+    common = [f"--train_file={root / 'train.txt'}", "--max_seq_length=32",
+              "--train_batch_size=8", "--seed=3", "--use_crf", "--do_train"]
+    run_task(NerTask, common + [f"--model_dir={root / 'teacher'}",
+                                f"--init_checkpoint={tiny_checkpoint}",
+                                "--num_train_epochs=4",
+                                "--learning_rate=3e-3"])
+    # Later sentences as plain text, one per line.
+    sentences, words = [], []
+    for line in lines[150:260]:
+        if line.strip() and not line.startswith("-DOCSTART-"):
+            words.append(line.split()[0])
+        elif words:
+            sentences.append(" ".join(words))
+            words = []
+    (root / "unlabelled.txt").write_text("\n".join(sentences) + "\n",
+                                         encoding="utf-8")
+    return root, common
+
+
+def test_ner_crf_student_learns_from_the_teachers_emissions(tmp_path, capsys,
+                                                            ner_teacher):
+    from tfbert.tasks.ner import NerTask
+
+    root, common = ner_teacher
+    student = tmp_path / "student"
+    capsys.readouterr()
+    task, prepared = run_task(NerTask, common + [
+        f"--model_dir={student}", f"--teacher_model_dir={root / 'teacher'}",
+        "--student_num_layers=1", "--num_train_epochs=5",
+        "--learning_rate=1e-2", "--distill_temperature=2",
+        f"--distill_file={root / 'unlabelled.txt'}"])
+    losses = _train_losses(student)
+    assert len(losses) == 5 and losses[-1] < 0.9 * losses[0], losses
+    assert prepared.model.use_crf
+    assert prepared.model.encoder.config.num_layers == 1
+    # The teacher tagged the labelled windows and the unlabelled ones.
+    windows = (len(task._features(task.train_sentences))
+               + len(task._unlabelled_features()))
+    assert len(task._unlabelled_features()) > 0
+    assert (f"teacher logits of {windows} training examples"
+            in capsys.readouterr().out)
+
+
+def test_multi_label_student_learns_with_unlabelled_distill_file(
+        tmp_path, capsys, shared_data_dir, tiny_checkpoint):
+    """tfbert-classify distils (multi-label: its labels are rows, not ids;
+    single-label is GLUE's path); --distill_file's lines join the training
+    examples, labelled by the teacher only."""
+    import csv
+
+    from tfbert.data import glue as glue_data
+    from tfbert.tasks.classify import ClassifyTask
+
+    data = write_glue_subset(shared_data_dir, "sst2", tmp_path / "glue",
+                             n_train=48, n_dev=0)
+    rows = glue_data.read_examples(data / "SST-2" / "train.tsv", "sst2")
+    with open(tmp_path / "train.csv", "w", encoding="utf-8",
+              newline="") as file:
+        writer = csv.writer(file)
+        writer.writerow(["text", "label"])
+        for row in rows[:32]:
+            # A second class on two rows of three.
+            extra = ",x" if len(row.text_a) % 3 else ""
+            writer.writerow([row.text_a, row.label + extra])
+    unlabelled = tmp_path / "unlabelled.txt"
+    unlabelled.write_text("\n".join(row.text_a for row in rows[32:]) + "\n\n",
+                          encoding="utf-8")
+    common = [f"--train_file={tmp_path / 'train.csv'}", "--max_seq_length=32",
+              "--train_batch_size=8", "--seed=3", "--do_train",
+              "--multi_label"]
+    run_task(ClassifyTask, common + [
+        f"--model_dir={tmp_path / 'teacher'}", "--num_train_epochs=4",
+        f"--init_checkpoint={tiny_checkpoint}", "--learning_rate=3e-3"])
+    capsys.readouterr()
+    student = tmp_path / "student"
+    run_task(ClassifyTask, common + [
+        f"--model_dir={student}", f"--teacher_model_dir={tmp_path / 'teacher'}",
+        "--student_num_layers=1", "--num_train_epochs=5",
+        "--learning_rate=1e-2", f"--distill_file={unlabelled}"])
+    assert "teacher logits of 48 training examples" in capsys.readouterr().out
+    losses = _train_losses(student)
+    assert len(losses) == 5 and losses[-1] < 0.9 * losses[0], losses
+    recorded = json.loads((student / "run_fingerprint.json").read_text())
+    assert str(unlabelled) in recorded["data"]

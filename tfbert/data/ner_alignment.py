@@ -60,21 +60,38 @@ class NerFeatures:
     def __len__(self):
         return len(self.input_word_ids)
 
-    def dataset(self):
+    def concatenate(self, other):
+        """These windows, then `other`'s (its sentences numbered after
+        these)."""
+        return NerFeatures(
+            self.input_word_ids + other.input_word_ids,
+            self.labels + other.labels, self.word_index + other.word_index,
+            np.concatenate([self.sentence_index,
+                            other.sentence_index + len(self.num_words)]),
+            self.context + other.context,
+            np.concatenate([self.num_words, other.num_words]))
+
+    def dataset(self, labels=None):
         """A `tf.data.Dataset` of unpadded `(features, labels)` windows:
         features a dict of int32 [length] `input_word_ids`, `input_mask`,
-        `input_type_ids`; labels int32 [length]."""
+        `input_type_ids`; labels int32 [length] (`self.labels`), or the rows
+        of `labels`, one array [length, ...] per window, in their dtype."""
+        labels = self.labels if labels is None else labels
+
         def generate():
-            for ids, labels in zip(self.input_word_ids, self.labels):
+            for ids, window_labels in zip(self.input_word_ids, labels):
                 yield ({"input_word_ids": ids,
                         "input_mask": np.ones_like(ids),
-                        "input_type_ids": np.zeros_like(ids)}, labels)
+                        "input_type_ids": np.zeros_like(ids)}, window_labels)
 
         spec = tf.TensorSpec([None], tf.int32)
+        first = np.asarray(labels[0]) if len(labels) else np.zeros(0, np.int32)
+        label_spec = tf.TensorSpec([None, *first.shape[1:]],
+                                   tf.as_dtype(first.dtype))
         return tf.data.Dataset.from_generator(
             generate, output_signature=(
                 {"input_word_ids": spec, "input_mask": spec,
-                 "input_type_ids": spec}, spec))
+                 "input_type_ids": spec}, label_spec))
 
 
 def plan_windows(piece_counts, max_pieces, window_stride):

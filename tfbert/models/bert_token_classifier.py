@@ -87,14 +87,26 @@ class TokenClassifier(EncoderTaskModel, keras.Model):
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None,
                      training=True):
-        if not self.use_crf:
+        # A CRF model compiled with a loss (distillation's, which calls
+        # `crf_negative_log_likelihood` itself) is trained on that loss.
+        if not self.use_crf or self.loss is not None:
             return super().compute_loss(x, y, y_pred, sample_weight,
                                         training=training)
-        emissions, lengths = compact(y_pred, y >= 0)
-        tags, _ = compact(y, y >= 0)
-        loss = -tf.reduce_mean(self.crf.log_likelihood(emissions, tags,
-                                                       lengths))
+        loss = self.crf_negative_log_likelihood(y, y_pred)
         return loss + tf.add_n(self.losses) if self.losses else loss
+
+    def crf_negative_log_likelihood(self, labels, emissions):
+        """The CRF loss: mean over the rows with labelled positions (labels
+        int [batch, seq] >= 0) of the negative log-likelihood of their tags,
+        gathered into one word-level sequence per row (a row without any,
+        e.g. a sentence only a teacher tagged, adds nothing). Emissions:
+        float32 [batch, seq, num_labels]. Returns a float32 scalar."""
+        labels = tf.cast(labels, tf.int32)
+        word_emissions, lengths = compact(emissions, labels >= 0)
+        tags, _ = compact(labels, labels >= 0)
+        rows = tf.reduce_sum(tf.cast(lengths > 0, tf.float32))
+        return -tf.reduce_sum(self.crf.log_likelihood(
+            word_emissions, tags, lengths)) / tf.maximum(rows, 1.0)
 
     def inference_logits(self, inputs):
         """`self(inputs, training=False)` as exports compute it: with

@@ -4,6 +4,7 @@ The command line (flags, the checks on their values, --help) is
 `tfbert_cli.classify`.
 """
 
+import functools
 import json
 import os
 
@@ -16,8 +17,9 @@ from tfbert.data.batching import count_truncated, token_counts
 from tfbert.losses import WeightedSparseCategoricalCrossentropy
 from tfbert.metrics import classification as metrics
 from tfbert.metrics import glue as glue_metrics
-from tfbert.tasks import glue, runner
+from tfbert.tasks import glue, runner, teacher
 from tfbert.text.windows import special_token_count, window_counts
+from tfbert.training.distillation import TaskDistillationLoss
 from tfbert_cli import classify as classify_program
 
 LABELS_FILE = "labels.txt"
@@ -75,6 +77,7 @@ class ClassifyTask(runner.Task):
         self.predict_examples = runner.first_examples(
             f, "predict", read(f.predict_file, labeled=False)
             if f.do_predict else [])
+        self.teacher = self._teacher(labels)
         if kind == "multi_label":
             for path, examples in ((f.train_file, self.train_examples),
                                    (f.eval_file, self.eval_examples)):
@@ -82,6 +85,30 @@ class ClassifyTask(runner.Task):
                 if empty:
                     print(f"{path}: {empty} of {len(examples)} rows have no "
                           "label")
+
+    def _teacher(self, labels):
+        """The checked `Teacher` of --teacher_model_dir, or None."""
+        f = self.flags
+        found = teacher.check_flags(
+            f, {"regression": f.regression, "multi_label": f.multi_label,
+                "text_b_column": f.text_b_column},
+            {"dropout": f.classifier_dropout},
+            texts="pair" if f.text_b_column else "single")
+        if found is None:
+            return None
+        # Per-window teacher logits would need per-window targets; the
+        # class weights would weigh the hard term only.
+        for flag in ("doc_stride", "class_weights"):
+            if f[flag].present:
+                raise runner.UserError(
+                    f"--{flag} is not read with --teacher_model_dir")
+        theirs = teacher.saved_labels(f.teacher_model_dir)
+        if labels is not None and theirs != tuple(labels):
+            raise runner.UserError(
+                f"--teacher_model_dir={f.teacher_model_dir} has the classes "
+                f"{', '.join(theirs) if theirs else '(none)'}; this run has "
+                f"{', '.join(labels)}")
+        return found
 
     def _labels(self, columns, kind):
         """The classes in id order: --label_names, the training file's or
@@ -97,16 +124,16 @@ class ClassifyTask(runner.Task):
             return tuple(f.label_names)
         if self.train_examples:
             return data.label_set(self.train_examples, columns)
-        path = os.path.join(f.model_dir, LABELS_FILE)
-        if not os.path.exists(path):
+        saved = teacher.saved_labels(f.model_dir)
+        if saved is None:
             raise runner.UserError(f"--model_dir={f.model_dir} has no "
                                    f"trained model (no {LABELS_FILE}); run "
                                    "with --do_train first")
-        with open(path, encoding="utf-8") as file:
-            return tuple(line.rstrip("\n") for line in file if line.strip())
+        return saved
 
     def training_files(self):
-        return [self.flags.train_file]
+        return [self.flags.train_file,
+                *(self.teacher.training_files() if self.teacher else [])]
 
     def _encoded(self, examples):
         """The labels `build_dataset` feeds: multi-hot for multi-label,
@@ -117,6 +144,8 @@ class ClassifyTask(runner.Task):
 
     def build_inputs(self, preprocessor):
         f = self.flags
+        if self.teacher:
+            preprocessor = self.teacher.student_preprocessor(f, preprocessor)
         self.preprocessor = preprocessor
 
         def dataset(examples, batch_size, training=False):
@@ -149,9 +178,14 @@ class ClassifyTask(runner.Task):
         self.thresholds = None
 
     def build_model(self, init_checkpoint):
-        return glue.build_model(self.problem, init_checkpoint,
-                                self.flags.classifier_dropout,
-                                label_names=self.problem.labels)
+        build = functools.partial(glue.build_model, self.problem,
+                                  dropout=self.flags.classifier_dropout,
+                                  label_names=self.problem.labels)
+        if not self.teacher:
+            return build(init_checkpoint)
+        self.teacher_model, student = self.teacher.build(build, self.flags,
+                                                         init_checkpoint)
+        return student
 
     def train_dataset(self):
         f = self.flags
@@ -161,11 +195,28 @@ class ClassifyTask(runner.Task):
                       encoding="utf-8") as file:
                 file.write("".join(f"{label}\n"
                                    for label in self.problem.labels))
-        return self._dataset(self.train_examples, f.train_batch_size,
-                             training=True)
+        if not self.teacher:
+            return self._dataset(self.train_examples, f.train_batch_size,
+                                 training=True)
+        # Cached as in tfbert-glue (docs/distillation.md).
+        examples, targets = glue.teacher_targets(
+            self.teacher, self.teacher_model, self.train_examples,
+            self._encoded(self.train_examples), self.problem,
+            f.eval_batch_size)
+        self.teacher_model = None
+        return glue.build_dataset(
+            examples, self.problem, self.preprocessor, f.train_batch_size,
+            training=True, seed=f.seed, pad_to_max_length=f.pad_to_max_length,
+            labels=targets)
 
     def compile_args(self):
         problem = self.problem
+        if self.teacher:
+            # The labels carry the teacher's logits, which Keras' metrics
+            # cannot read; the eval metrics are still computed.
+            return {"loss": TaskDistillationLoss(
+                self.teacher.config, regression=problem.is_regression,
+                multi_label=problem.is_multi_label), "metrics": []}
         if problem.is_multi_label:
             return {"loss": keras.losses.BinaryCrossentropy(from_logits=True),
                     "metrics": [keras.metrics.BinaryAccuracy(

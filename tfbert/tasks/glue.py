@@ -28,7 +28,7 @@ from tfbert.data.batching import (batch_examples, count_batches, pack_texts,
 from tfbert.metrics import glue as glue_metrics
 from tfbert.models import BertClassifier
 from tfbert.tasks import runner, teacher
-from tfbert.training.distillation import (TaskDistillationLoss,
+from tfbert.training.distillation import (TaskDistillationLoss, unlabelled,
                                           with_teacher_outputs)
 from tfbert_cli import glue as glue_program
 
@@ -99,6 +99,25 @@ def build_model(task, init_checkpoint, dropout=0.1, label_names=None):
                                           label_names=label_names)
 
 
+def teacher_targets(teacher, model, examples, labels, task, batch_size):
+    """`(examples, y_true)` of a distilled run: the labelled `examples`
+    followed by the teacher's unlabelled ones (--distill_file), and their
+    `with_teacher_outputs` rows: `labels` (encoded, [N] or [N, width]),
+    NaN for the unlabelled, then the teacher `model`'s logits of every
+    example (one pass, read with the teacher's preprocessor)."""
+    examples = list(examples) + teacher.unlabelled
+    logits = teacher.cached_logits(
+        lambda: predict_logits(model, build_dataset(
+            examples, task, teacher.teacher_preprocessor, batch_size,
+            training=False, labels=np.zeros(len(examples), np.float32))[0]),
+        len(examples))
+    labels = np.asarray(labels, np.float32)
+    width = labels.shape[1] if labels.ndim == 2 else 1
+    return examples, with_teacher_outputs(
+        np.concatenate([labels, unlabelled(len(teacher.unlabelled), width)]),
+        logits)
+
+
 def loss_and_metrics(task):
     """`(loss, metrics)` for `Model.compile`: MSE for regression, else
     cross-entropy on logits with accuracy."""
@@ -159,7 +178,8 @@ class GlueTask(runner.Task):
                 + ("is a regression task" if task.is_regression
                    else f"has {task.num_classes} classes"))
         self.teacher = teacher.check_flags(
-            f, {"task": task.name}, {"dropout": f.classifier_dropout})
+            f, {"task": task.name}, {"dropout": f.classifier_dropout},
+            texts="pair" if task.is_pair else "single")
 
         def path(split):
             return glue_data.split_path(f.data_dir, task, split)
@@ -222,21 +242,17 @@ class GlueTask(runner.Task):
         return student
 
     def train_dataset(self):
-        f, labels = self.flags, None
+        f, labels, examples = self.flags, None, self.train_examples
         if self.teacher:
             # The teacher's logits, computed once per example and cached
             # with the dataset: the teacher runs without dropout, so every
             # epoch would compute the same values (docs/distillation.md).
-            logits = self.teacher.cached_logits(
-                lambda: predict_logits(self.teacher_model, build_dataset(
-                    self.train_examples, self.task,
-                    self.teacher.teacher_preprocessor,
-                    f.eval_batch_size, training=False)[0]),
-                len(self.train_examples))
-            labels = with_teacher_outputs(
-                encode_labels(self.task, self.train_examples), logits)
+            examples, labels = teacher_targets(
+                self.teacher, self.teacher_model, examples,
+                encode_labels(self.task, examples), self.task,
+                f.eval_batch_size)
             self.teacher_model = None
-        return build_dataset(self.train_examples, self.task, self.preprocessor,
+        return build_dataset(examples, self.task, self.preprocessor,
                              f.train_batch_size, training=True, seed=f.seed,
                              pad_to_max_length=f.pad_to_max_length,
                              labels=labels)

@@ -19,9 +19,11 @@ from tfbert.data.batching import FEATURES, prefetch_for_keras
 from tfbert.metrics.ner import ner_metrics, tag_metrics
 from tfbert.models import BertTokenClassifier, Encoder
 from tfbert.models.bert_token_classifier import token_classification_loss
-from tfbert.tasks import runner
+from tfbert.tasks import runner, teacher
 from tfbert.text.packing_layout import BERT_LAYOUT
 from tfbert_cli import ner as ner_program
+from tfbert.training.distillation import (UNLABELLED_WORD,
+                                          TokenDistillationLoss)
 
 
 def build_features(sentences, labels, tokenizer, max_seq_length,
@@ -36,30 +38,35 @@ def build_features(sentences, labels, tokenizer, max_seq_length,
                                layout=layout)
 
 
-def train_dataset(features, batch_size, seed, max_seq_length=None):
+def train_dataset(features, batch_size, seed, max_seq_length=None,
+                  labels=None):
     """`(dataset, num_batches)`: one shuffled epoch of padded `(features,
     labels)` batches (padded to the batch's longest window, or to
-    `max_seq_length` if given)."""
-    dataset = features.dataset().cache().shuffle(
+    `max_seq_length` if given). `labels` replace the features' (e.g. with
+    the teacher's logits beside them: `with_teacher_logits`)."""
+    dataset = features.dataset(labels).cache().shuffle(
         len(features), seed=seed, reshuffle_each_iteration=True)
     shape = [max_seq_length] if max_seq_length else [None]
+    label_shape = shape + list(dataset.element_spec[1].shape[1:])
     num_batches = -(-len(features) // batch_size)
     dataset = dataset.padded_batch(
         batch_size,
-        padded_shapes=({k: shape for k in FEATURES}, shape),
-        padding_values=({k: 0 for k in FEATURES}, IGNORE_LABEL))
+        padded_shapes=({k: shape for k in FEATURES}, label_shape),
+        padding_values=({k: 0 for k in FEATURES},
+                        tf.constant(IGNORE_LABEL,
+                                    dataset.element_spec[1].dtype)))
     dataset = dataset.apply(tf.data.experimental.assert_cardinality(
         num_batches))
     return prefetch_for_keras(dataset), num_batches
 
 
-def predict_tags(model, features, labels, batch_size=64, max_seq_length=None):
-    """Runs the model on every window and returns one tag list per sentence
-    (windows sorted by length so batches pad little; every batch padded to
-    `max_seq_length` if given)."""
+def _window_batches(model, features, batch_size, max_seq_length):
+    """Runs the model on every window, batched in order of length so
+    batches pad little (each padded to `max_seq_length` if given); yields
+    `(windows, logits, word_mask)`: the windows' indices int [b], float32
+    logits [b, seq, num_labels] and bool [b, seq], True at word starts."""
     order = np.argsort([len(ids) for ids in features.input_word_ids],
                        kind="stable")
-    token_tags = [None] * len(features)
     for begin in range(0, len(order), batch_size):
         rows = order[begin:begin + batch_size]
         ids = pad_batch([features.input_word_ids[r] for r in rows], 0,
@@ -71,7 +78,34 @@ def predict_tags(model, features, labels, batch_size=64, max_seq_length=None):
                       [np.ones_like(features.input_word_ids[r]) for r in rows],
                       0, max_seq_length),
                   "input_type_ids": np.zeros_like(ids)}
-        logits = model(inputs, training=False)
+        yield rows, model(inputs, training=False), word_mask
+
+
+def window_logits(model, features, batch_size=64, max_seq_length=None):
+    """The model's logits (a CRF model's emissions) of each window: a list
+    of float32 [length, num_labels], in window order."""
+    logits = [None] * len(features)
+    for rows, batch, _ in _window_batches(model, features, batch_size,
+                                          max_seq_length):
+        for row, window in zip(np.asarray(batch), rows):
+            logits[window] = row[:len(features.input_word_ids[window])]
+    return logits
+
+
+def with_teacher_logits(features, logits):
+    """Per window, float32 [length, 1 + num_labels]: the window's tag ids
+    (`features.labels`), then the teacher's `logits` of it, as
+    `TokenDistillationLoss` reads them."""
+    return [np.concatenate([tags[:, None].astype(np.float32), row], axis=1)
+            for tags, row in zip(features.labels, logits)]
+
+
+def predict_tags(model, features, labels, batch_size=64, max_seq_length=None):
+    """Runs the model on every window and returns one tag list per sentence
+    (every batch padded to `max_seq_length` if given)."""
+    token_tags = [None] * len(features)
+    for rows, logits, word_mask in _window_batches(model, features,
+                                                   batch_size, max_seq_length):
         tags = model.decode(logits, word_mask).numpy()
         for row, window in zip(tags, rows):
             token_tags[window] = row
@@ -96,7 +130,7 @@ class NerTask(runner.Task):
     name = "ner"
     program = ner_program.PROGRAM
     training_flags = ("labels", "use_crf", "window_stride", "tag_column",
-                      "tag_scheme")
+                      "tag_scheme") + teacher.TRAINING_FLAGS
 
     def _read(self, flag, needed, require_tags=True):
         path = self.flags[flag].value
@@ -138,14 +172,32 @@ class NerTask(runner.Task):
                           self.predict_sentences):
             if sentences and sentences[0].tags is not None:
                 check_tags(sentences, self.labels)
+        # The soft targets are the teacher's logits (a CRF's emissions) per
+        # tag, so both must tag alike.
+        self.teacher = teacher.check_flags(
+            f, {"tag_scheme": f.tag_scheme, "use_crf": f.use_crf},
+            {"dropout": f.classifier_dropout}, texts="single")
+        if self.teacher:
+            # In the teacher's head order.
+            labels = teacher.saved_labels(f.teacher_model_dir)
+            if labels != tuple(self.labels):
+                raise runner.UserError(
+                    f"--teacher_model_dir={f.teacher_model_dir} tags with "
+                    f"{', '.join(labels) if labels else 'no labels.txt'}; "
+                    f"this run with {', '.join(self.labels)}")
 
     def training_files(self):
-        return [self.flags.train_file]
+        return [self.flags.train_file,
+                *(self.teacher.training_files() if self.teacher else [])]
 
     def build_inputs(self, preprocessor):
         f = self.flags
-        # The family's tokenizer and single-segment packing.
-        self.preprocessor = preprocessor
+        # The family's tokenizer and single-segment packing (with a
+        # teacher, the same windows feed both: its per-token logits are the
+        # student's targets).
+        self.preprocessor = (
+            self.teacher.student_preprocessor(f, preprocessor)
+            if self.teacher else preprocessor)
         os.makedirs(f.model_dir, exist_ok=True)
         with open(os.path.join(f.model_dir, "labels.txt"), "w",
                   encoding="utf-8") as out:
@@ -159,7 +211,7 @@ class NerTask(runner.Task):
                               self.preprocessor.tokenizer, f.max_seq_length,
                               f.window_stride, self.preprocessor.layout)
 
-    def build_model(self, init_checkpoint):
+    def _build_model(self, init_checkpoint):
         f = self.flags
         # The tagging head reads only sequence_output: no pooler. Label
         # names constrain the CRF's IOB2 moves (which BIOES obeys too);
@@ -170,16 +222,54 @@ class NerTask(runner.Task):
             dropout=f.classifier_dropout, use_crf=f.use_crf,
             labels=self.labels if is_entity_scheme(f.tag_scheme) else None)
 
+    def build_model(self, init_checkpoint):
+        if not self.teacher:
+            self.model = self._build_model(init_checkpoint)
+        else:
+            self.teacher_model, self.model = self.teacher.build(
+                self._build_model, self.flags, init_checkpoint)
+        return self.model
+
+    def _unlabelled_features(self):
+        """The windows of --distill_file's sentences (words split by
+        spaces), each word's first piece tagged `UNLABELLED_WORD`."""
+        f = self.flags
+        features = convert_to_features(
+            [e.text_a.split() for e in self.teacher.unlabelled], None,
+            self.preprocessor.tokenizer, f.max_seq_length, f.window_stride,
+            layout=self.preprocessor.layout)
+        features.labels = [
+            np.where(words >= 0, UNLABELLED_WORD, IGNORE_LABEL).astype(
+                np.int32) for words in features.word_index]
+        return features
+
     def train_dataset(self):
         f = self.flags
-        return train_dataset(
-            self._features(self.train_sentences), f.train_batch_size, f.seed,
-            f.max_seq_length if f.pad_to_max_length else None)
+        features = self._features(self.train_sentences)
+        pad_to = f.max_seq_length if f.pad_to_max_length else None
+        labels = None
+        if self.teacher and self.teacher.unlabelled:
+            features = features.concatenate(self._unlabelled_features())
+        if self.teacher:
+            # Cached like GLUE's (docs/distillation.md): one pass of the
+            # teacher over the training windows.
+            logits = self.teacher.cached_logits(
+                lambda: window_logits(self.teacher_model, features,
+                                      f.eval_batch_size, pad_to),
+                len(features))
+            labels = with_teacher_logits(features, logits)
+            self.teacher_model = None
+        return train_dataset(features, f.train_batch_size, f.seed, pad_to,
+                             labels=labels)
 
     def compile_args(self):
+        hard_loss = (self.model.crf_negative_log_likelihood
+                     if self.flags.use_crf else token_classification_loss)
+        if self.teacher:
+            return {"loss": TokenDistillationLoss(self.teacher.config,
+                                                  hard_loss)}
         # A CRF model computes its own loss (`compute_loss`).
-        return {"loss": None if self.flags.use_crf
-                else token_classification_loss}
+        return {"loss": None if self.flags.use_crf else hard_loss}
 
     @property
     def main_metric(self):

@@ -14,6 +14,8 @@ import os
 import time
 import types
 
+from tfbert.data.glue import Example
+from tfbert.data.table import utf8_lines
 from tfbert.models.student import student_from_teacher
 from tfbert.tasks import runner
 from tfbert.training import restore_trained_weights
@@ -23,6 +25,9 @@ from tfbert.training.run_state import FINGERPRINT
 from tfbert_cli import task_flags
 
 TRAINING_FLAGS = tuple(spec[1] for spec in task_flags.DISTILL_FLAGS)
+
+# Between the two texts of a --distill_file line of a pair task.
+PAIR_SEPARATOR = "|||"
 
 # The teacher's training flags that must equal the student's.
 _MATCHING_FLAGS = ("max_seq_length",)
@@ -41,17 +46,21 @@ class Teacher:
     """
 
     def __init__(self, config, model_dir, teacher_flags, weights_path,
-                 student_config):
+                 student_config, unlabelled=(), distill_file=None):
         self.config = config
         self.model_dir = model_dir
         self.flags = teacher_flags
         self.weights_path = weights_path
         self.student_config = student_config
+        self.unlabelled = list(unlabelled)
+        self.distill_file = distill_file
         self.teacher_preprocessor = None
 
     def training_files(self):
-        """The teacher's weights file, for the student's fingerprint."""
-        return [self.weights_path] if self.weights_path else []
+        """The teacher's weights file and --distill_file, for the student's
+        fingerprint."""
+        return ([self.weights_path] if self.weights_path else []) + (
+            [self.distill_file] if self.distill_file else [])
 
     def preprocessor(self, flag_values):
         """The teacher's preprocessor (its --init_checkpoint's or
@@ -124,7 +133,52 @@ class Teacher:
                 f"--student_num_layers={k}: {error}") from error
 
 
-def check_flags(flag_values, task_flags, student_config=None):
+LABELS_FILE = "labels.txt"
+
+
+def saved_labels(model_dir):
+    """The labels a classify or NER run saved in MODEL_DIR/labels.txt, in
+    id order (a tuple of str), or None without that file."""
+    path = os.path.join(model_dir, LABELS_FILE)
+    if not os.path.exists(path):
+        return None
+    with open(path, encoding="utf-8") as file:
+        return tuple(line.rstrip("\n") for line in file if line.strip())
+
+
+def read_distill_file(path, is_pair):
+    """The texts of a --distill_file as unlabelled `Example`s (guid
+    `path:line`): one text per non-blank line, or for pair tasks two texts
+    joined by `PAIR_SEPARATOR`.
+
+    Raises:
+      UserError: naming `path:line`, for a pair line without exactly one
+        separator (or with an empty side), invalid UTF-8, or no text.
+    """
+    examples = []
+    try:
+        for number, line in utf8_lines(path):
+            line = line.strip()
+            if not line:
+                continue
+            texts = [text.strip() for text in line.split(PAIR_SEPARATOR)]
+            if is_pair and (len(texts) != 2 or not all(texts)):
+                raise runner.UserError(
+                    f"{path}:{number}: a pair task reads `text "
+                    f"{PAIR_SEPARATOR} text` lines")
+            examples.append(Example(f"{path}:{number}", *(
+                texts if is_pair else (line, None)), None))
+    except OSError as error:
+        raise runner.UserError(f"--distill_file={path}: {error.strerror}"
+                               ) from None
+    except ValueError as error:
+        raise runner.UserError(str(error)) from None
+    if not examples:
+        raise runner.UserError(f"--distill_file={path} has no text")
+    return examples
+
+
+def check_flags(flag_values, task_flags, student_config=None, texts=None):
     """The `Teacher` of --teacher_model_dir, or None when the run does not
     distil.
 
@@ -133,6 +187,9 @@ def check_flags(flag_values, task_flags, student_config=None):
       task_flags: the task's own flags the teacher must share, e.g.
         `{"task": "sst2"}`.
       student_config: see `Teacher.student_config`.
+      texts: "single" or "pair": the task reads --distill_file with one or
+        two texts per line (a tagger reads "single" lines as words split by
+        spaces); None: it does not read it.
 
     Raises:
       UserError: naming the flag, for out-of-range values, distillation
@@ -152,6 +209,9 @@ def check_flags(flag_values, task_flags, student_config=None):
     if not f.distill_temperature > 0:
         raise runner.UserError("--distill_temperature must be positive, got "
                                f"{f.distill_temperature}")
+    if f.distill_file and texts is None:
+        raise runner.UserError("--distill_file is read only by "
+                               "tfbert-glue, tfbert-classify and tfbert-ner")
     if f.student_num_layers is not None and f.student_num_layers < 1:
         raise runner.UserError("--student_num_layers must be positive, got "
                                f"{f.student_num_layers}")
@@ -182,6 +242,8 @@ def check_flags(flag_values, task_flags, student_config=None):
                                            "checkpoint")):
             raise runner.UserError(f"--teacher_model_dir={model_dir}: no "
                                    "trained weights")
+    unlabelled = (read_distill_file(f.distill_file, texts == "pair")
+                  if f.distill_file else ())
     return Teacher(DistillationConfig(f.distill_alpha, f.distill_temperature),
                    model_dir, teacher_flags, weights_path,
-                   student_config or {})
+                   student_config or {}, unlabelled, f.distill_file)
