@@ -2,8 +2,8 @@
 (`transformers.Trainer` on the same CSV/JSONL files), same checkpoint,
 budget, seed and hyperparameters.
 
-    python -m benchmarks.own_data --sets=reviews,paraphrase,entity_types,long_reviews \
-      --num_train=800 --num_eval=500 --num_train_epochs=2
+    python -m benchmarks.own_data --num_train=400 --num_eval=300 \
+      --num_train_epochs=2
 
 Four data sets are written under `--workdir` from ../shared/data, each in
 another layout than its source:
