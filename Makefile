@@ -82,6 +82,12 @@ bench: $(STAMP)
 	$(BENCH).serving --workdir=runs/serving --max_sentences=256 --latency_sentences=50 \
 	  --rounds=2 --onednn=on
 	$(BENCH).export_precision --workdir=runs/export_precision
+	$(BENCH).feature_based --num_train=2000
+	$(BENCH).feature_based_ner --num_train=1000 --num_valid=1000 --finetune_epochs=2
+	$(BENCH).multiple_choice --num_train=320 --num_dev=200 --num_train_epochs=1 \
+	  --learning_rate=1e-4
+	$(BENCH).own_data --num_train=400 --num_eval=300 --num_train_epochs=2 \
+	  --workdir=runs/own_data --output=runs/own_data/results.jsonl
 	@echo "GPU table: on a lent GPU machine with JAX, run"
 	@echo "  KERAS_BACKEND=jax python -m benchmarks.gpu_mixed_precision --steps=30 \\"
 	@echo "    --models=minilm-l6-h384-uncased,bert-base-uncased,distilbert-base-uncased,roberta-base,electra-base-discriminator,albert-base-v2"

@@ -1,18 +1,23 @@
 """The BERT paper's feature-based CoNLL-2003 comparison, small: a linear
 tagger (scikit-learn logistic regression) on frozen encoder features of each
-word's first piece, last layer vs the last four layers concatenated.
+word's first piece, last layer vs the last four layers concatenated, beside
+fine-tuning the encoder on the same sentences.
 
     python -m benchmarks.feature_based_ner --num_train=2000
 
 Features come from `tfbert.FeatureExtractor` (layers -1..-4 read once) on
 the first `--num_train` sentences of conll2003/train.txt; the tagger is
 scored with seqeval's entity F1 on valid.txt (all of it by default). Words
-cut off by `--max_seq_length`, or with no pieces, are tagged O. Prints one
-JSON line per feature set.
+cut off by `--max_seq_length`, or with no pieces, are tagged O. The
+fine-tuning row (`--finetune_epochs` > 0) runs `tfbert-ner` on the same
+train and valid sentences (softmax head, batch 32, 10% warmup) and scores
+its predictions.txt with seqeval too. Prints one JSON line per row.
 """
 
+import argparse
 import json
 import os
+import tempfile
 import time
 
 from absl import app, flags
@@ -29,6 +34,10 @@ flags.DEFINE_integer("num_valid", 0, "Valid sentences (0: all).")
 flags.DEFINE_integer("max_seq_length", 128, "Longest packed input.")
 flags.DEFINE_integer("batch_size", 64, "Sentences per encoder call.")
 flags.DEFINE_float("C", 1.0, "Inverse regularization of the tagger.")
+flags.DEFINE_float("finetune_epochs", 2.0,
+                   "Epochs of the fine-tuning row (0: no such row).")
+flags.DEFINE_float("learning_rate", 5e-5, "Fine-tuning's peak rate.")
+flags.DEFINE_integer("seed", 42, "Fine-tuning's seed.")
 
 
 def first_piece_features(extractor, sentences, batch_size):
@@ -58,6 +67,41 @@ def first_piece_features(extractor, sentences, batch_size):
                 features.append(layers[row, first] if ok
                                 else np.zeros(layers.shape[2:], np.float32))
     return np.stack(features), np.array(kept)
+
+
+def read_predictions(path):
+    """The predicted tags of `tfbert-ner`'s predictions.txt (`token gold
+    predicted` lines, a blank line between sentences), per sentence."""
+    sentences, current = [], []
+    with open(path, encoding="utf-8") as f:
+        for line in f:
+            if line.strip():
+                current.append(line.split()[-1])
+            elif current:
+                sentences.append(current)
+                current = []
+    return sentences + ([current] if current else [])
+
+
+def fine_tuned_f1(train, valid, workdir):
+    """`(seqeval F1, wall seconds)` of `tfbert-ner` trained on `train` and
+    evaluated on `valid` (tfbert.data.conll sentences)."""
+    from seqeval.metrics import f1_score
+
+    from benchmarks.ner import run_tfbert, write_conll
+
+    paths = {name: os.path.join(workdir, f"{name}.txt")
+             for name in ("train", "valid")}
+    write_conll(train, paths["train"])
+    write_conll(valid, paths["valid"])
+    model_dir = os.path.join(workdir, "model")
+    wall, _ = run_tfbert(
+        paths["train"], argparse.Namespace(
+            learning_rate=FLAGS.learning_rate, epochs=FLAGS.finetune_epochs,
+            seed=FLAGS.seed), use_crf=False, eval_file=paths["valid"],
+        model_dir=model_dir)
+    predicted = read_predictions(os.path.join(model_dir, "predictions.txt"))
+    return f1_score([s.tags for s in valid], predicted), wall
 
 
 def main(argv):
@@ -104,6 +148,16 @@ def main(argv):
                               4),
             "extract_s": round(extract_s, 1),
             "fit_s": round(time.time() - start, 1)}), flush=True)
+    if FLAGS.finetune_epochs:
+        del extractor, data
+        f1, wall = fine_tuned_f1(train, valid, tempfile.mkdtemp(
+            prefix="feature-based-ner-"))
+        print(json.dumps({
+            "features": "fine-tuning (tfbert-ner)", "num_train": len(train),
+            "num_valid": len(valid), "epochs": FLAGS.finetune_epochs,
+            "learning_rate": FLAGS.learning_rate,
+            "valid_f1": round(float(f1), 4), "wall_s": round(wall, 1)}),
+            flush=True)
 
 
 if __name__ == "__main__":

@@ -48,10 +48,21 @@ def ner_task():
     return importlib.import_module(NER_TASK)
 
 
-def run_tfbert(train_file, args, use_crf):
-    model_dir = tempfile.mkdtemp(prefix="ner-bench-")
+def write_conll(sentences, path):
+    """Writes `tfbert.data.conll` sentences as a two-column CoNLL file."""
+    with open(path, "w", encoding="utf-8") as f:
+        for s in sentences:
+            f.write("".join(f"{w} {t}\n" for w, t in zip(s.words, s.tags)))
+            f.write("\n")
+
+
+def run_tfbert(train_file, args, use_crf, eval_file=DATA / "valid.txt",
+               model_dir=None):
+    """Runs `tfbert-ner` (into `model_dir`, default a new temporary one);
+    returns its wall time and eval_results.json."""
+    model_dir = model_dir or tempfile.mkdtemp(prefix="ner-bench-")
     command = [sys.executable, "-m", NER_TASK, f"--train_file={train_file}",
-               f"--eval_file={DATA / 'valid.txt'}",
+               f"--eval_file={eval_file}",
                "--init_checkpoint=minilm-l6-h384-uncased",
                f"--model_dir={model_dir}", "--do_train", "--do_eval",
                "--max_seq_length=128", f"--train_batch_size={BATCH_SIZE}",
@@ -259,10 +270,7 @@ def main(argv):
 
     sentences = read_conll(DATA / "train.txt")[:args.train_sentences]
     train_file = Path(tempfile.mkdtemp()) / "train_subset.txt"
-    with open(train_file, "w", encoding="utf-8") as f:
-        for s in sentences:
-            f.write("".join(f"{w} {t}\n" for w, t in zip(s.words, s.tags)))
-            f.write("\n")
+    write_conll(sentences, train_file)
     runs = (["tfbert", "tfbert_crf", "hf"] if args.which == "all"
             else [args.which])
     for name in runs:

@@ -339,6 +339,9 @@ def test_command_line_errors_are_one_line_without_traceback(
             ("tasks.extract_features",
              [f"--input_file={tmp_path / 'missing.txt'}",
               f"--output_file={tmp_path / 'out.jsonl'}"], "missing.txt"),
+            ("tasks.squad_choices",
+             [f"--squad_file={tmp_path / 'missing.json'}",
+              f"--output_dir={tmp_path / 'choices'}"], "missing.json"),
             # absl's own flag parsing (it would exit 1).
             ("tasks.glue", ["--num_train_epochs=abc"], "--num_train_epochs"),
             ("tasks.classify", ["--do_train", f"--model_dir={tmp_path / 'm'}",
@@ -466,6 +469,44 @@ def test_multiple_choice_refuses(capsys, tmp_path, tiny_checkpoint):
     _refused(capsys, MultipleChoiceTask, args(), "--do_train needs "
              "--train_file")
     assert _nothing_trained(tmp_path)
+@pytest.mark.parametrize("args, expected", [
+    (["--squad_file={tmp}/missing.json"], r"missing\.json: No such file"),
+    (["--squad_file={tmp}"], "is a directory, expected a SQuAD JSON file"),
+    (["--squad_file={tmp}/broken.json"], r"broken\.json:2: invalid JSON"),
+    (["--squad_file={tmp}/other.json"], r"other\.json: no 'data' field"),
+    (["--squad_file={tmp}/list.json"], r"list\.json: not a SQuAD file"),
+    (["--squad_file={squad}", "--num_choices=1"], "--num_choices must be"),
+    (["--squad_file={squad}", "--num_choices=60"],
+     "--num_choices=60: no answerable question"),
+    (["--squad_file={squad}", "--dev_articles=0"],
+     r"--dev_articles must be in \[1, 24\)"),
+    (["--squad_file={squad}", "--output_dir={tmp}/a_file"],
+     "--output_dir=.*a_file is a file"),
+])
+def test_squad_choices_refuses(capsys, tmp_path, shared_data_dir, args,
+                               expected):
+    from absl import flags
+
+    from tfbert.tasks import squad_choices
+
+    (tmp_path / "broken.json").write_text('{"data": [\n')
+    (tmp_path / "other.json").write_text('{"version": "1.1"}\n')
+    (tmp_path / "list.json").write_text('{"data": [[1]]}\n')
+    (tmp_path / "a_file").write_text("")
+    paths = dict(tmp=tmp_path,
+                 squad=shared_data_dir / "squad_v1.1" / "dev-v1.1.partA.json")
+    flag_values = flags.FlagValues()
+    runner.define(flag_values, squad_choices._FLAGS)
+    flag_values(["test", f"--output_dir={tmp_path / 'out'}",
+                 *(arg.format(**paths) for arg in args)])
+    with pytest.raises((ValueError, OSError)) as error:
+        squad_choices.write_from_flags(flag_values)
+    runner.report_error(error.value)
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1 and re.search(expected, err), err
+    assert not (tmp_path / "out").exists()
+
+
 # Faults once the run has started: one line, exit status 1 (130 for Ctrl-C),
 # nothing half-written left, the training state intact.
 

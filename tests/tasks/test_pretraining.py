@@ -159,11 +159,34 @@ def test_scripts_end_to_end(corpus, tmp_path):
     assert encoder.config.vocab_size == tiny_config(800).vocab_size
     assert BertTokenizer.from_pretrained(str(export)).vocabulary == (
         BertTokenizer(vocab).vocabulary)
+    _assert_fills_masks_as_hf(export, corpus / "eval.txt")
     output = _run("tasks.pretraining", f"--init_checkpoint={export}",
                   f"--corpus_file={corpus / 'train.txt'}",
                   f"--model_dir={tmp_path / 'continued'}", "--do_train",
                   "--num_train_steps=3", "--train_batch_size=8", *common)
     assert "head: it starts randomly initialised" not in output
+
+
+def _assert_fills_masks_as_hf(export, text_file):
+    """`MaskFiller` on a `tfbert-pretrain` export predicts, for held-out
+    sentences with masked words, the tokens and probabilities of HF's
+    fill-mask pipeline on the same files."""
+    from tests.test_fill_mask import TOP_K, _hf_fill_mask
+    from tfbert.fill_mask import MaskFiller
+
+    sentences = [line.split() for line in text_file.read_text(
+        encoding="utf-8").splitlines() if len(line.split()) > 6][:5]
+    texts = [" ".join(words[:2] + ["[MASK]"] + words[3:5] + ["[MASK]"]
+                      + words[6:]) for words in sentences]
+    got = MaskFiller.from_pretrained(str(export)).fill_mask(texts,
+                                                            top_k=TOP_K)
+    expected = _hf_fill_mask(export, texts)
+    assert [len(masks) for masks in got] == [2] * len(texts)
+    for ours, theirs in zip(got, expected, strict=True):
+        for mask, hf_mask in zip(ours, theirs, strict=True):
+            assert [r["token_id"] for r in mask] == [i for i, _ in hf_mask]
+            np.testing.assert_allclose([r["probability"] for r in mask],
+                                       [p for _, p in hf_mask], atol=1e-5)
 
 
 def _hf_masked_lm_outputs(hf_model, batch, sentence_output):

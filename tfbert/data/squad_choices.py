@@ -18,6 +18,7 @@ import random
 import re
 
 from tfbert.utils.atomic import atomic_write
+from tfbert.utils.json_file import read_json
 
 _SENTENCE_END = re.compile(r"(?<=[.!?])\s+(?=[A-Z0-9\"'(])")
 
@@ -40,8 +41,7 @@ def squad_choice_examples(squad_path, num_choices=4, seed=0):
       "label": int})`, in file order.
     """
     rng = random.Random(seed)
-    with open(squad_path, encoding="utf-8") as f:
-        articles = json.load(f)["data"]
+    articles = read_json(squad_path)["data"]
     examples = []
     for article in articles:
         for paragraph in article["paragraphs"]:
@@ -92,8 +92,14 @@ def write_split(squad_path, output_dir, dev_articles=5, num_choices=4,
     Returns:
       `(number of train examples, number of dev examples)`.
     """
-    splits = split_by_article(
-        squad_choice_examples(squad_path, num_choices, seed), dev_articles)
+    return write_splits(split_by_article(
+        squad_choice_examples(squad_path, num_choices, seed), dev_articles),
+        output_dir)
+
+
+def write_splits(splits, output_dir):
+    """Writes the `(train, dev)` examples of `split_by_article` to
+    OUTPUT_DIR/train.jsonl and OUTPUT_DIR/dev.jsonl; returns their counts."""
     os.makedirs(output_dir, exist_ok=True)
     for name, rows in zip(("train", "dev"), splits):
         with atomic_write(os.path.join(output_dir, f"{name}.jsonl")) as f:
