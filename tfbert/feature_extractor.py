@@ -9,6 +9,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from tfbert.inference import EncoderInference
 from tfbert.models import Encoder
 from tfbert.layers.sentence_pooling import POOLINGS, SentencePooling
 from tfbert.text import Preprocessor
@@ -113,7 +114,8 @@ class FeatureExtractor:
         Returns:
           float32 [batch, seq, len(layers), H]; zeros at padding.
         """
-        blocks = self.encoder.inference_outputs(inputs)["encoder_outputs"]
+        blocks = EncoderInference(self.encoder)(
+            inputs, all_blocks=True)["encoder_outputs"]
         return tf.stack([tf.cast(blocks[i], tf.float32) for i in self.layers],
                         axis=2)
 

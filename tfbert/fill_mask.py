@@ -17,6 +17,7 @@ from pathlib import Path
 import tensorflow as tf
 
 from tfbert.checkpoints import load_pretrainer
+from tfbert.inference import EncoderInference
 from tfbert.text import Preprocessor
 
 
@@ -134,7 +135,8 @@ class MaskFiller:
             tf.broadcast_to(tf.range(tf.shape(ids)[1]), tf.shape(ids)),
             is_mask)
         num_masks = tf.cast(positions.row_lengths(), tf.int32)
-        sequence = self.pretrainer.encoder.inference_sequence_output(features)
+        sequence = EncoderInference(self.pretrainer.encoder)(features)[
+            "sequence_output"]
         logits = self.pretrainer.masked_lm_head(
             sequence, positions.to_tensor(0),
             self.pretrainer.encoder.embeddings.word_embeddings)
