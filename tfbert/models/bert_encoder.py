@@ -59,7 +59,9 @@ class BertEncoder(keras.Model):
     The same class builds the other families' architectures from the
     `BertConfig` switches (factorized embeddings, position offset, no
     segment table, no pooler, shared blocks); each family subclasses it (see
-    `tfbert.Encoder` and docs/zoo.md).
+    `tfbert.Encoder` and docs/zoo.md). `tfbert.inference.EncoderInference`
+    computes the same outputs from the same weights as TensorFlow serving
+    runs them (padding skipped, fused kernels).
 
     Args:
       config: a `BertConfig` (or its dict form).

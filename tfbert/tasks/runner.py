@@ -25,7 +25,7 @@ import warnings
 
 from absl import app, flags, logging
 
-from tfbert.export.serving_module import RequestLimits
+from tfbert.export.serving_module import FEED_FORWARD_SHARDS, RequestLimits
 from tfbert.utils.quiet import quiet_tensorflow_start
 
 FLAGS = flags.FLAGS
@@ -211,10 +211,11 @@ _SHARED_FLAGS = (
      "With --export_precision=bfloat16: store the Dense kernels as graph "
      "constants: faster on CPUs with AMX, but the server needs more memory "
      "(docs/serving.md)."),
-    ("integer", "export_feed_forward_shards", 2,
+    ("integer", "export_feed_forward_shards", FEED_FORWARD_SHARDS,
      "Column shards each transformer block's feed-forward layer is exported "
      "as (1: whole): on a small batch TensorFlow runs the shards' matmuls "
-     "side by side, one per core (measured on 2 cores; docs/serving.md). "
+     "side by side on the server's cores; the best count depends on that "
+     "machine (docs/serving.md). "
      "Not with --export_constant_kernels (its kernels stay whole)."),
     ("integer", "export_max_text_chars", RequestLimits.max_text_chars,
      "The export refuses a request holding a text of more characters "
