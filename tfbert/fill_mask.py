@@ -116,12 +116,13 @@ class MaskFiller:
         """Encoder inputs of texts: dict of int32 [batch, seq]."""
         return self.preprocessor.pack([self.tokenize(texts)])
 
-    def predict(self, features, top_k):
+    def predict(self, features, top_k, feed_forward_shards=None):
         """The `top_k` tokens at each mask of packed inputs.
 
         Args:
           features: dict of int32 [batch, seq] encoder inputs.
           top_k: int, tokens per mask.
+          feed_forward_shards: see `tfbert.inference.EncoderInference`.
 
         Returns:
           `(token_ids, probabilities, num_masks)`: int32 and float32
@@ -135,7 +136,8 @@ class MaskFiller:
             tf.broadcast_to(tf.range(tf.shape(ids)[1]), tf.shape(ids)),
             is_mask)
         num_masks = tf.cast(positions.row_lengths(), tf.int32)
-        sequence = EncoderInference(self.pretrainer.encoder)(features)[
+        sequence = EncoderInference(self.pretrainer.encoder,
+                                    feed_forward_shards)(features)[
             "sequence_output"]
         logits = self.pretrainer.masked_lm_head(
             sequence, positions.to_tensor(0),

@@ -268,14 +268,21 @@ class ServingModule(tf.Module):
         with self._weights():
             return self.token_id_outputs(features)
 
+    @property
+    def feed_forward_shards(self):
+        """The feed-forward shards the export stores (dict block -> shards;
+        None until `signatures`): what every `tfbert.inference` call in
+        the signatures' functions must be given."""
+        weights = self._untracked.weights
+        return weights.feed_forward_shards if weights else None
+
     def model_outputs(self, inputs):
         """The model's outputs for its token-id `inputs` (checked encoder
         inputs, or what a task module builds from them), computed by
-        `tfbert.inference.task_outputs` with the feed-forward shards the
-        export stores (inside the signatures' functions)."""
-        weights = self._untracked.weights
-        return task_outputs(self.model, inputs, feed_forward_shards=(
-            weights.feed_forward_shards if weights else None))
+        `tfbert.inference.task_outputs` with the export's
+        `feed_forward_shards` (inside the signatures' functions)."""
+        return task_outputs(self.model, inputs,
+                            feed_forward_shards=self.feed_forward_shards)
 
     def _weights(self):
         """A scope in which the model reads its weights as the export
@@ -300,7 +307,9 @@ class ServingModule(tf.Module):
           ValueError: `constant_kernels` for a model that does not compute
             in bfloat16, or kernels over `MAX_CONSTANT_BYTES`;
             `feed_forward_shards` below 1, above the intermediate size, or
-            above 1 with `constant_kernels`.
+            above 1 with `constant_kernels`; a function that reads a
+            variable the export replaces (a `tfbert.inference` call not
+            given the module's `feed_forward_shards`).
         """
         self._untracked.limits = limits or RequestLimits()
         self._untracked.weights = _ExportWeights(
@@ -317,6 +326,16 @@ class ServingModule(tf.Module):
                           for name in self.text_inputs]
             text = tf.function(self.serve_text, input_signature=text_specs)
             signatures[TEXT_SIGNATURE] = text.get_concrete_function()
+        replaced = {id(v.value): v.path
+                    for v in self._untracked.weights.replaced}
+        for name, function in signatures.items():
+            read = sorted(replaced[id(v)] for v in function.graph.variables
+                          if id(v) in replaced)
+            if read:
+                raise ValueError(
+                    f"{type(self).__name__}'s {name} reads {read}, which the "
+                    "export replaces: pass the module's feed_forward_shards "
+                    "to tfbert.inference")
         return signatures
 
     def warmup_inputs(self, token_ids_only=False):
