@@ -32,6 +32,9 @@ an A/B of a change to the encoder, e.g.
     git worktree add /tmp/before HEAD~1
     python -m benchmarks.encoder_inference --models=minilm --batch_sizes=32 \
         --rounds=5 --noxla --compare_checkout=/tmp/before
+
+`--forward=inference` times the serving path (`tfbert.inference`, what the
+exports run) instead of the Keras model's forward.
 """
 
 import json
@@ -59,7 +62,12 @@ def define_flags():
     flags.DEFINE_integer("rounds", 1,
                          "Times each framework's subprocess runs, taking "
                          "turns; medians are reported.")
-    flags.DEFINE_bool("xla", True, "Also time tfbert with XLA (jit_compile).")
+    flags.DEFINE_enum("forward", "keras", ["keras", "inference"],
+                      "tfbert's forward without XLA: the Keras model's "
+                      "(`encoder(x, training=False)`) or the serving path's "
+                      "(`tfbert.inference.EncoderInference`).")
+    flags.DEFINE_bool("xla", True, "Also time tfbert with XLA (jit_compile; "
+                      "the Keras forward, whatever --forward says).")
     flags.DEFINE_bool("matmuls", False,
                       "Also time the encoder's dense-layer matmuls alone in "
                       "each framework.")
@@ -165,7 +173,9 @@ def _tf_worker(checkpoint, batch_sizes, seq_length):
     results, extra = {}, {"tfbert": os.path.dirname(tfbert.__file__)}
     for jit in (False, True) if FLAGS.xla else (False,):
         forward = tf.function(
-            lambda x: encoder(x, training=False)["sequence_output"],
+            _inference_forward(encoder)
+            if FLAGS.forward == "inference" and not jit
+            else lambda x: encoder(x, training=False)["sequence_output"],
             jit_compile=jit)
         for batch in batch_sizes:
             ids, mask, types = _inputs(batch, seq_length,
@@ -179,6 +189,18 @@ def _tf_worker(checkpoint, batch_sizes, seq_length):
             if not jit:
                 extra[f"output/{batch}"] = forward(x).numpy()[0].tolist()
     return results, extra, encoder.config
+
+
+def _inference_forward(encoder):
+    """`sequence_output` of the encoder's serving path: `tfbert.inference`,
+    or in a `--compare_checkout` from before that package the encoder's
+    own `inference_sequence_output`, the same computation."""
+    try:
+        from tfbert.inference import EncoderInference
+    except ImportError:
+        return encoder.inference_sequence_output
+    inference = EncoderInference(encoder)
+    return lambda x: inference(x)["sequence_output"]
 
 
 def _torch_worker(checkpoint, batch_sizes, seq_length):
@@ -280,6 +302,7 @@ def _spawn(run, checkpoint):
             f"--min_seconds={FLAGS.min_seconds}",
             f"--min_iterations={FLAGS.min_iterations}",
             f"--{'' if FLAGS.xla else 'no'}xla",
+            f"--forward={FLAGS.forward}",
             # The other checkout runs the same kernels: its rates add nothing.
             f"--{'' if FLAGS.matmuls and run != 'other' else 'no'}matmuls",
             f"--matmul_seconds={FLAGS.matmul_seconds}"]

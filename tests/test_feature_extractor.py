@@ -10,6 +10,7 @@ import torch
 import transformers
 
 from tfbert.export import export_for_serving
+from tfbert.export.feature_serving import FeatureServingModule
 from tfbert.feature_extractor import FeatureExtractor
 
 LAYERS = (-1, -2, -3, -4)
@@ -139,3 +140,19 @@ def test_export_serves_the_pooled_features(tiny_checkpoint, tmp_path, texts,
     check_serving_ops(path)
     assert sorted(replay_warmup(path, tf.saved_model.load(path).signatures)
                   ) == ["serve_token_ids", "serving_default"]
+
+
+def test_an_export_reading_replaced_kernels_is_refused(tiny_checkpoint):
+    """A signature that runs `tfbert.inference` without the module's
+    feed-forward shards would read kernels the export does not save (and
+    fail when loaded): `signatures` refuses it, naming the fix."""
+    extractor = FeatureExtractor.from_pretrained(tiny_checkpoint,
+                                                 seq_length=16, layers=(-1,))
+
+    class Forgetful(FeatureServingModule):
+        def token_id_outputs(self, features):
+            return {"features": self._untracked.extractor.pooled(features)}
+
+    with pytest.raises(ValueError, match="intermediate.*feed_forward_shards"):
+        Forgetful(extractor).signatures(token_ids_only=True)
+    assert FeatureServingModule(extractor).signatures(token_ids_only=True)

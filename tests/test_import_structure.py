@@ -79,3 +79,25 @@ def test_few_deferred_imports_outside_tasks():
 def test_the_check_sees_a_cycle():
     assert _cycles({("a", "b"), ("b", "c"), ("c", "a"), ("c", "d")}) == {
         frozenset("abc")}
+
+
+def _modules_imported(path):
+    """Top-level names of every module `path` imports, at any depth."""
+    names = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        if isinstance(node, ast.ImportFrom) and not node.level:
+            names.add(node.module.split(".")[0])
+        elif isinstance(node, ast.Import):
+            names.update(alias.name.split(".")[0] for alias in node.names)
+    return names
+
+
+def test_layers_import_no_tensorflow():
+    """`tfbert.layers` is plain Keras (every backend); TensorFlow-only
+    inference code lives in `tfbert.inference`."""
+    importing = [str(path.relative_to(PACKAGE.parent))
+                 for path in sorted((PACKAGE / "layers").rglob("*.py"))
+                 if "tensorflow" in _modules_imported(path)]
+    assert importing == []
+    assert "tensorflow" in _modules_imported(
+        PACKAGE / "inference" / "fused_dense.py")  # the check sees one

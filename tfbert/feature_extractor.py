@@ -9,6 +9,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from tfbert.inference import EncoderInference
 from tfbert.models import Encoder
 from tfbert.layers.sentence_pooling import POOLINGS, SentencePooling
 from tfbert.text import Preprocessor
@@ -103,17 +104,19 @@ class FeatureExtractor:
         return hidden * (len(self.layers) if self.layer_combination == "concat"
                          else 1)
 
-    def layer_features(self, inputs):
+    def layer_features(self, inputs, feed_forward_shards=None):
         """The chosen layers of encoder inputs.
 
         Args:
           inputs: dict of int32 [batch, seq] `input_word_ids`, `input_mask`,
             `input_type_ids`.
+          feed_forward_shards: see `tfbert.inference.EncoderInference`.
 
         Returns:
           float32 [batch, seq, len(layers), H]; zeros at padding.
         """
-        blocks = self.encoder.inference_outputs(inputs)["encoder_outputs"]
+        blocks = EncoderInference(self.encoder, feed_forward_shards)(
+            inputs, all_blocks=True)["encoder_outputs"]
         return tf.stack([tf.cast(blocks[i], tf.float32) for i in self.layers],
                         axis=2)
 
@@ -128,12 +131,14 @@ class FeatureExtractor:
         return tf.reshape(features, tf.concat(
             [shape[:-2], [shape[-2] * shape[-1]]], 0))
 
-    def pooled(self, inputs):
+    def pooled(self, inputs, feed_forward_shards=None):
         """One vector per text of encoder inputs (dict of int32
         [batch, seq]): the chosen layers pooled by `pooling`, joined by
-        `layer_combination`. float32 [batch, feature_size]."""
-        return self.combine(self._pool(self.layer_features(inputs),
-                                       inputs["input_mask"]))
+        `layer_combination`. float32 [batch, feature_size].
+        `feed_forward_shards`: as `layer_features`."""
+        return self.combine(self._pool(
+            self.layer_features(inputs, feed_forward_shards),
+            inputs["input_mask"]))
 
     def token_features(self, texts, batch_size=32, verbose="auto"):
         """Every wordpiece's chosen layers, special tokens included.

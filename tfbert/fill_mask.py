@@ -17,6 +17,7 @@ from pathlib import Path
 import tensorflow as tf
 
 from tfbert.checkpoints import load_pretrainer
+from tfbert.inference import EncoderInference
 from tfbert.text import Preprocessor
 
 
@@ -115,12 +116,13 @@ class MaskFiller:
         """Encoder inputs of texts: dict of int32 [batch, seq]."""
         return self.preprocessor.pack([self.tokenize(texts)])
 
-    def predict(self, features, top_k):
+    def predict(self, features, top_k, feed_forward_shards=None):
         """The `top_k` tokens at each mask of packed inputs.
 
         Args:
           features: dict of int32 [batch, seq] encoder inputs.
           top_k: int, tokens per mask.
+          feed_forward_shards: see `tfbert.inference.EncoderInference`.
 
         Returns:
           `(token_ids, probabilities, num_masks)`: int32 and float32
@@ -134,7 +136,9 @@ class MaskFiller:
             tf.broadcast_to(tf.range(tf.shape(ids)[1]), tf.shape(ids)),
             is_mask)
         num_masks = tf.cast(positions.row_lengths(), tf.int32)
-        sequence = self.pretrainer.encoder.inference_sequence_output(features)
+        sequence = EncoderInference(self.pretrainer.encoder,
+                                    feed_forward_shards)(features)[
+            "sequence_output"]
         logits = self.pretrainer.masked_lm_head(
             sequence, positions.to_tensor(0),
             self.pretrainer.encoder.embeddings.word_embeddings)

@@ -15,7 +15,8 @@ from collections.abc import Callable
 
 from tfbert_cli.program import FLAGS, UserError, define, main_program
 from tfbert_config.bounds import ParameterError
-from tfbert_config.export import ExportConfig, RequestLimits
+from tfbert_config.export import (FEED_FORWARD_SHARDS, ExportConfig,
+                                  RequestLimits)
 from tfbert_config.training import TrainingConfig
 
 # Shared flags a task may leave out (every other shared flag is offered by
@@ -62,10 +63,11 @@ SHARED_FLAGS = (
      "With --export_precision=bfloat16: store the Dense kernels as graph "
      "constants: faster on CPUs with AMX, but the server needs more memory "
      "(docs/serving.md)."),
-    ("integer", "export_feed_forward_shards", 2,
+    ("integer", "export_feed_forward_shards", FEED_FORWARD_SHARDS,
      "Column shards each transformer block's feed-forward layer is exported "
      "as (1: whole): on a small batch TensorFlow runs the shards' matmuls "
-     "side by side, one per core (measured on 2 cores; docs/serving.md). "
+     "side by side on the server's cores; the best count depends on that "
+     "machine (docs/serving.md). "
      "Not with --export_constant_kernels (its kernels stay whole)."),
     ("integer", "export_max_text_chars", RequestLimits.max_text_chars,
      "The export refuses a request holding a text of more characters "

@@ -3,6 +3,13 @@ export (plain Python)."""
 
 import dataclasses
 
+# Column shards of each feed-forward layer in an export, by default. The
+# best count depends on the serving machine (about one per core that the
+# server gives a request); an export cannot know that machine, so this is
+# a fixed default for small servers, and --export_feed_forward_shards sets
+# it for a server with more cores.
+FEED_FORWARD_SHARDS = 2
+
 
 @dataclasses.dataclass(frozen=True)
 class RequestLimits:

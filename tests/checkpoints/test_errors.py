@@ -144,11 +144,14 @@ def test_rank_one_inputs_are_rejected(encoder):
         encoder(_inputs(input_mask=np.ones(5, np.int32)))
 
 
-@pytest.mark.parametrize("method", ["first_token_output",
-                                    "inference_sequence_output",
-                                    "inference_outputs"])
-def test_inference_paths_name_bad_inputs_before_reading_them(encoder, method):
-    call = getattr(encoder, method)
+@pytest.mark.parametrize("options", [dict(first_token_only=True), {},
+                                     dict(all_blocks=True)])
+def test_inference_paths_name_bad_inputs_before_reading_them(encoder, options):
+    from tfbert.inference import EncoderInference
+
+    def call(inputs):
+        return EncoderInference(encoder)(inputs, **options)
+
     with pytest.raises(ValueError, match="expects a dict"):
         call([1, 2])
     inputs = _inputs()

@@ -12,6 +12,7 @@ import pytest
 import tensorflow as tf
 import torch
 
+from tfbert.inference.activations import inference_activation
 from tfbert.layers import LayerNorm, get_activation
 
 RNG = np.random.default_rng(0)
@@ -50,7 +51,7 @@ def test_gelu_values_and_gradient_match_torch_and_keras():
     np.testing.assert_allclose(dx, keras_dx, atol=1e-6)
     # Inference graphs use the same values without the custom gradient.
     np.testing.assert_array_equal(
-        get_activation("gelu", for_inference=True)(tf.constant(x)), y)
+        inference_activation("gelu")(tf.constant(x)), y)
 
 
 @pytest.mark.parametrize("dtype, tolerance", [("float16", 4e-3),

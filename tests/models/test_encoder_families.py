@@ -14,6 +14,7 @@ import transformers
 
 from tfbert import BertClassifier, BertSpanLabeler, BertTokenClassifier
 from tfbert import families
+from tfbert.inference import EncoderInference, task_outputs
 from tfbert.checkpoints import hf
 from tfbert.checkpoints.variable_map import encoder_variables
 
@@ -127,13 +128,15 @@ def test_sequence_output_matches_hf(family, tmp_path):
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_task_models_inference_logits_equal_the_full_forward(
         family, padding_columns, tmp_path):
-    """Exports compute logits with `inference_logits`: trailing padding
+    """Exports compute logits with `tfbert.inference.task_outputs`:
+    trailing padding
     columns cut off, the encoder's position-wise layers on real tokens
     only, and a classifier's last block for [CLS] only. The same logits as
     the whole model (whose encoder matches HF above) at every position the
     model's users read, also for inputs padded past the longest row (as
     `serve_token_ids` clients send them). The same for the encoder's
-    `inference_outputs` (the TF Hub export's), zeros at padding."""
+    `EncoderInference(..., all_blocks=True)` (the TF Hub export's), zeros
+    at padding."""
     _, hf_config, _, with_segments = FAMILIES[family]
     _save(family, tmp_path)
     pad_id = hf_config.pad_token_id or 0
@@ -158,12 +161,13 @@ def test_task_models_inference_logits_equal_the_full_forward(
         assert np.abs(expected[expected > -1e8]).max() > 0.1
         np.testing.assert_allclose(
             read(tf.nest.map_structure(
-                np.asarray, tf.function(model.inference_logits)(inputs))),
+                np.asarray,
+                tf.function(lambda x: task_outputs(model, x))(inputs))),
             expected, rtol=1e-5, atol=1e-5, err_msg=type(model).__name__)
     encoder = Encoder.from_pretrained(tmp_path)
     expected = tf.nest.map_structure(np.asarray, encoder(inputs))
-    got = tf.nest.map_structure(np.asarray,
-                                tf.function(encoder.inference_outputs)(inputs))
+    got = tf.nest.map_structure(np.asarray, tf.function(
+        lambda x: EncoderInference(encoder)(x, all_blocks=True))(inputs))
     assert sorted(got) == sorted(expected)
     if "pooled_output" in got:
         np.testing.assert_allclose(got["pooled_output"],

@@ -488,6 +488,8 @@ def test_squad_choices_refuses(capsys, tmp_path, shared_data_dir, args,
     from absl import flags
 
     from tfbert.tasks import squad_choices
+    from tfbert_cli import program
+    from tfbert_cli import squad_choices as squad_choices_program
 
     (tmp_path / "broken.json").write_text('{"data": [\n')
     (tmp_path / "other.json").write_text('{"version": "1.1"}\n')
@@ -496,7 +498,7 @@ def test_squad_choices_refuses(capsys, tmp_path, shared_data_dir, args,
     paths = dict(tmp=tmp_path,
                  squad=shared_data_dir / "squad_v1.1" / "dev-v1.1.partA.json")
     flag_values = flags.FlagValues()
-    runner.define(flag_values, squad_choices._FLAGS)
+    program.define(flag_values, squad_choices_program._FLAGS)
     flag_values(["test", f"--output_dir={tmp_path / 'out'}",
                  *(arg.format(**paths) for arg in args)])
     with pytest.raises((ValueError, OSError)) as error:

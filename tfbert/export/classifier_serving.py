@@ -37,7 +37,8 @@ class ClassifierServingModule(ServingModule):
 
     Args:
       model: a `BertClassifier` (logits [batch, classes], [batch, 1] for
-        regression); the export computes them with `inference_logits`.
+        regression); the export computes them with
+        `tfbert.inference.task_outputs`.
       preprocessor: the `BertPreprocessor` the model was trained with; its
         `seq_length` is the token-id signature's sequence length.
       label_names: class names in id order, or None for regression.
@@ -137,7 +138,7 @@ class ClassifierServingModule(ServingModule):
                                    tf.argmax(probabilities, axis=-1))}
 
     def _logits(self, features):
-        return tf.cast(self.model.inference_logits(features), tf.float32)
+        return tf.cast(self.model_outputs(features), tf.float32)
 
     def text_outputs(self, *texts):
         preprocessor = self._untracked.preprocessor

@@ -16,7 +16,7 @@ class EmbeddingServingModule(ServingModule):
         -> `embedding`.
 
     Both compute what `SentenceEncoder.encode` does
-    (`SentenceEncoder.inference_embeddings`).
+    (`tfbert.inference.task_outputs`).
 
     Args:
       model: a `SentenceEncoder`.
@@ -32,7 +32,7 @@ class EmbeddingServingModule(ServingModule):
 
     def _outputs(self, features):
         return {"embedding": tf.cast(
-            self.model.inference_embeddings(features), tf.float32)}
+            self.model_outputs(features), tf.float32)}
 
     def text_outputs(self, texts):
         return self._outputs(self._untracked.preprocessor(texts))

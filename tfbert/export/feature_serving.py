@@ -27,4 +27,5 @@ class FeatureServingModule(ServingModule):
         return self.token_id_outputs(extractor.preprocessor(text))
 
     def token_id_outputs(self, features):
-        return {"features": self._untracked.extractor.pooled(features)}
+        return {"features": self._untracked.extractor.pooled(
+            features, self.feed_forward_shards)}

@@ -34,7 +34,7 @@ class FillMaskServingModule(ServingModule):
 
     def _outputs(self, features):
         token_ids, probabilities, num_masks = self._untracked.filler.predict(
-            features, self.top_k)
+            features, self.top_k, self.feed_forward_shards)
         real = tf.sequence_mask(num_masks, tf.shape(token_ids)[1])[..., None]
         tokens = tf.where(real, tf.gather(self.vocabulary, token_ids), "")
         return {"tokens": tokens, "probabilities": probabilities,

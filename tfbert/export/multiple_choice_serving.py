@@ -23,7 +23,7 @@ class MultipleChoiceServingModule(ServingModule):
 
     Args:
       model: a `MultipleChoiceClassifier`; the export computes its scores with
-        `inference_logits`.
+        `tfbert.inference.task_outputs`.
       preprocessor: the preprocessor the model was trained with; its
         `seq_length` is the token-id signature's sequence length.
       num_choices: choices per example.
@@ -47,7 +47,7 @@ class MultipleChoiceServingModule(ServingModule):
         return inputs
 
     def _outputs(self, features):
-        logits = tf.cast(self.model.inference_logits(features), tf.float32)
+        logits = tf.cast(self.model_outputs(features), tf.float32)
         probabilities = tf.nn.softmax(logits, axis=-1)
         return {"probabilities": probabilities,
                 "choice": tf.argmax(probabilities, axis=-1),

@@ -98,7 +98,7 @@ class NerServingModule(ServingModule):
         self._prefix_of_label = tf.constant([label[0] for label in labels])
 
     def token_id_outputs(self, features):
-        return {"logits": tf.cast(self.model.inference_logits(features),
+        return {"logits": tf.cast(self.model_outputs(features),
                                   tf.float32)}
 
     def _plan_windows(self, piece_starts, num_words):
@@ -192,7 +192,7 @@ class NerServingModule(ServingModule):
                     "input_mask": tf.ones_like(ids).to_tensor(0)}
         features["input_type_ids"] = tf.zeros_like(features["input_mask"])
         features = self.windows_checked(features, self.texts_source)
-        logits = tf.cast(self.model.inference_logits(features), tf.float32)
+        logits = tf.cast(self.model_outputs(features), tf.float32)
 
         # Each (window, word): where its first piece sits, and its context.
         window_words = tf.ragged.range(first, end)

@@ -37,31 +37,34 @@ weights are stored in bfloat16 (half the size, no per-request casts), while
 the embedding sums, LayerNorm, attention softmax, residual stream and
 logits stay float32, as they do under Keras's `mixed_bfloat16` policy.
 
+Every signature computes the model's outputs on `tfbert.inference`
+(`ServingModule.model_outputs`: padding skipped, fused kernels, a
+classifier's last block for the first token only), from the model's own
+weights as the export stores them.
+
 A bfloat16 export can store its matmul kernels as graph constants instead
 of variables (`signatures(constant_kernels=True)`, the runner's
---export_constant_kernels): TensorFlow's oneDNN matmul kernels run 2.3x
-faster on constant weights on a CPU with AMX (op time of MiniLM's 38
-matmuls in a batch-32 call 28.4 -> 12.1 ms), as they can keep what they
-derive from a weight across calls. The price is memory: loaders copy a
-graph's constants several times (MiniLM: +0.4 GB resident, BERT-base:
-+2.4 GB; see benchmarks/RESULTS.md), so it is not the default. The
+--export_constant_kernels): TensorFlow's oneDNN matmul kernels run faster
+on constant weights on a CPU with AMX, as they can keep what they derive
+from a weight across calls. The price is memory: loaders copy a graph's
+constants several times (see benchmarks/RESULTS.md for both), so it is
+not the default. The
 constants live in one function that both signatures call, so the
 SavedModel holds them once and they are constants to TF Serving's loader
 and to `tf.saved_model.load` alike. Biases, LayerNorm and embedding tables
 stay variables (Grappler folds a constant bias of zeros away, and the
 matmul + bias + GELU fusion with it; a gather gains nothing). float32
 exports keep every weight a variable: there constant kernels made batch-1
-latency 1.6x worse and batch 32 no faster. A SavedModel's graph must stay
+latency worse and batch 32 no faster. A SavedModel's graph must stay
 under protobuf's 2 GB, so at most `MAX_CONSTANT_BYTES` of kernels.
 
 An export with variables stores each transformer block's feed-forward
-kernels as `FEED_FORWARD_SHARDS` column shards (read through
-`sharded_feed_forward`): on a small batch TensorFlow then runs the shards'
-matmuls side by side on two cores, where one whole matmul barely used the
-second (MiniLM, one sentence, 2 cores, against the same export with
-whole kernels: float32 p50 8.7 -> 6.9 ms, bfloat16 7.0 -> 5.3 ms; batch 32
-1.03x / 1.05x; see benchmarks/RESULTS.md). It holds the shards instead of
-the whole kernels, so its size does not change.
+kernels as `FEED_FORWARD_SHARDS` column shards (the feed-forward layer is
+computed from them, `tfbert.inference.feed_forward_shards`): on a small
+batch TensorFlow then runs the shards' matmuls side by side on as many
+cores, where one whole matmul barely uses a second one (figures in
+benchmarks/RESULTS.md). It holds the shards instead of the whole kernels,
+so its size does not change.
 """
 
 import contextlib
@@ -72,10 +75,11 @@ import keras
 import numpy as np
 import tensorflow as tf
 
-from tfbert.layers.transformer_block import (TransformerBlock,
-                                             sharded_feed_forward)
+from tfbert.inference import feed_forward_shards as column_shards
+from tfbert.inference import task_outputs
+from tfbert.layers.transformer_block import TransformerBlock
 from tfbert.models.bert_encoder import INPUT_NAMES
-from tfbert_config.export import RequestLimits
+from tfbert_config.export import FEED_FORWARD_SHARDS, RequestLimits
 
 TEXT_SIGNATURE = "serving_default"
 TOKEN_IDS_SIGNATURE = "serve_token_ids"
@@ -86,11 +90,6 @@ EXPORT_PRECISIONS = {"float32": "float32", "bfloat16": "bfloat16"}
 # Kernels an export may hold as graph constants: a GraphDef
 # (saved_model.pb) must stay under protobuf's 2 GB.
 MAX_CONSTANT_BYTES = 1_500_000_000
-# Column shards of each feed-forward layer in an export, by default: two, so
-# that a small batch's feed-forward matmuls run side by side on two cores
-# (the serving benchmarks' CPUs have two; --export_feed_forward_shards sets
-# it for a server with more).
-FEED_FORWARD_SHARDS = 2
 
 
 def serving_model(model, precision="float32"):
@@ -232,6 +231,22 @@ class ServingModule(tf.Module):
         with self._weights():
             return self.token_id_outputs(features)
 
+    @property
+    def feed_forward_shards(self):
+        """The feed-forward shards the export stores (dict block -> shards;
+        None until `signatures`): what every `tfbert.inference` call in
+        the signatures' functions must be given."""
+        weights = self._untracked.weights
+        return weights.feed_forward_shards if weights else None
+
+    def model_outputs(self, inputs):
+        """The model's outputs for its token-id `inputs` (checked encoder
+        inputs, or what a task module builds from them), computed by
+        `tfbert.inference.task_outputs` with the export's
+        `feed_forward_shards` (inside the signatures' functions)."""
+        return task_outputs(self.model, inputs,
+                            feed_forward_shards=self.feed_forward_shards)
+
     def _weights(self):
         """A scope in which the model reads its weights as the export
         stores them."""
@@ -255,7 +270,9 @@ class ServingModule(tf.Module):
           ValueError: `constant_kernels` for a model that does not compute
             in bfloat16, or kernels over `MAX_CONSTANT_BYTES`;
             `feed_forward_shards` below 1, above the intermediate size, or
-            above 1 with `constant_kernels`.
+            above 1 with `constant_kernels`; a function that reads a
+            variable the export replaces (a `tfbert.inference` call not
+            given the module's `feed_forward_shards`).
         """
         self._untracked.limits = limits or RequestLimits()
         self._untracked.weights = _ExportWeights(
@@ -273,6 +290,16 @@ class ServingModule(tf.Module):
             text = tf.function(self.serve_text, input_signature=text_specs,
                                autograph=False)
             signatures[TEXT_SIGNATURE] = text.get_concrete_function()
+        replaced = {id(v.value): v.path
+                    for v in self._untracked.weights.replaced}
+        for name, function in signatures.items():
+            read = sorted(replaced[id(v)] for v in function.graph.variables
+                          if id(v) in replaced)
+            if read:
+                raise ValueError(
+                    f"{type(self).__name__}'s {name} reads {read}, which the "
+                    "export replaces: pass the module's feed_forward_shards "
+                    "to tfbert.inference")
         return signatures
 
     def warmup_inputs(self, token_ids_only=False):
@@ -477,13 +504,15 @@ class _ExportWeights:
     `feed_forward_shards` column shards (variables; 1 keeps them whole;
     default `FEED_FORWARD_SHARDS`).
     With `constant_kernels` every Dense kernel is instead a graph constant,
-    made by one input-less tf.function, whole (there 2 shards measured 4 %
+    made by one input-less tf.function, whole (there shards measured
     slower at batch 32 and no faster at batch 1); the other weights stay
     variables.
 
     Attributes:
       replaced: the model's Keras variables the export does not save.
       variables: the tf.Variables it saves in their place.
+      feed_forward_shards: dict block -> its shards (variables), for
+        `tfbert.inference.EncoderInference`; empty when kept whole.
 
     Raises:
       ValueError: `constant_kernels` for a model that does not compute in
@@ -499,7 +528,8 @@ class _ExportWeights:
             raise ValueError(
                 f"feed_forward_shards={feed_forward_shards}: constant kernels "
                 "stay whole (1)")
-        self._kernels, self._constants, self._shards = [], None, {}
+        self._kernels, self._constants = [], None
+        self.feed_forward_shards = {}
         self.variables, self.replaced = [], []
         if constant_kernels:
             self._keep_kernels_constant(model)
@@ -512,15 +542,15 @@ class _ExportWeights:
             block.intermediate_dense.kernel, block.intermediate_dense.bias,
             block.output_dense.kernel)]
         for block in blocks:
-            self._shards[block] = [
+            self.feed_forward_shards[block] = [
                 tuple(tf.Variable(array, trainable=False,
                                   name=f"{block.name}/{name}_shard_{i}")
                       for name, array in (("intermediate/kernel", inner),
                                           ("intermediate/bias", bias),
                                           ("output/kernel", outer)))
                 for i, (inner, bias, outer) in enumerate(
-                    block.feed_forward_shards(feed_forward_shards))]
-            self.variables += [v for shard in self._shards[block]
+                    column_shards(block, feed_forward_shards))]
+            self.variables += [v for shard in self.feed_forward_shards[block]
                                for v in shard]
 
     def _keep_kernels_constant(self, model):
@@ -547,14 +577,11 @@ class _ExportWeights:
 
         self._constants = constants
 
-    @contextlib.contextmanager
     def scope(self):
-        """Inside the signatures' functions: the model reads its kernels
-        and feed-forward layers as stored here."""
-        with contextlib.ExitStack() as stack:
-            if self._constants is not None:
-                stack.enter_context(keras.StatelessScope(state_mapping=list(
-                    zip(self._kernels, self._constants()))))
-            if self._shards:
-                stack.enter_context(sharded_feed_forward(self._shards))
-            yield
+        """Inside the signatures' functions: the model reads its kernels as
+        stored here (its feed-forward layers read `feed_forward_shards`
+        through `ServingModule.model_outputs`)."""
+        if self._constants is None:
+            return contextlib.nullcontext()
+        return keras.StatelessScope(state_mapping=list(
+            zip(self._kernels, self._constants())))

@@ -153,7 +153,7 @@ class SquadServingModule(ServingModule):
 
     def text_outputs(self, question, context):
         w = self._windows(question, context)
-        logits = self.model.inference_logits(w["features"])
+        logits = self.model_outputs(w["features"])
         start_logits = tf.cast(logits["start_logits"], tf.float32)
         end_logits = tf.cast(logits["end_logits"], tf.float32)
         seq = tf.shape(start_logits)[1]
@@ -233,6 +233,6 @@ class SquadServingModule(ServingModule):
         return outputs
 
     def token_id_outputs(self, features):
-        logits = self.model.inference_logits(features)
+        logits = self.model_outputs(features)
         return {name: tf.cast(logits[name], tf.float32)
                 for name in ("start_logits", "end_logits")}

@@ -11,7 +11,7 @@ TF Model Garden's `export_tfhub`), so `hub.load` and
     [batch, seq, H], `encoder_outputs` (a list of num_layers float32
     [batch, seq, H]) and `default` (= `pooled_output`). With
     `training=False` the encoder runs on the real tokens only
-    (`BertEncoder.inference_outputs`): padding positions hold zeros;
+    (`tfbert.inference.EncoderInference`): padding positions hold zeros;
   * `obj.variables`, `obj.trainable_variables`, `obj.regularization_losses`
     are saved lists, which is what `hub.KerasLayer` fine-tunes;
   * `obj.vocab_file` (an asset) and `obj.do_lower_case` (a bool variable)
@@ -35,6 +35,7 @@ import tensorflow as tf
 
 from tfbert.checkpoints.tf_hub import CONFIG_ATTRIBUTE
 from tfbert.hub.saving import save_atomically
+from tfbert.inference import EncoderInference
 from tfbert.models.bert_encoder import INPUT_NAMES
 from tfbert.utils.atomic import check_writable
 
@@ -89,10 +90,10 @@ def _input_spec(*names):
 
 def _encoder_outputs(encoder, inputs, training):
     inputs = {name: inputs[name] for name in INPUT_NAMES}
-    # Inference skips padding (`BertEncoder.inference_outputs`); training
+    # Inference skips padding (`EncoderInference`); training
     # runs the Keras model, whose gradients fine-tuning needs.
     outputs = (encoder(inputs, training=True) if training
-               else encoder.inference_outputs(inputs))
+               else EncoderInference(encoder)(inputs, all_blocks=True))
     # float32 whatever the encoder computes in (the pooler of a bfloat16
     # encoder answers in bfloat16).
     pooled = tf.cast(outputs["pooled_output"], tf.float32)

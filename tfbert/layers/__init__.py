@@ -1,4 +1,5 @@
-"""Keras layers of the BERT encoder and its task heads."""
+"""Keras layers of the BERT encoder and its task heads, in Keras ops only
+(every backend; `tfbert.inference` holds the TensorFlow serving forms)."""
 
 from tfbert.layers.activations import get_activation
 from tfbert.layers.attention import MultiHeadSelfAttention
@@ -13,6 +14,4 @@ from tfbert.layers.replaced_token_head import ReplacedTokenHead
 from tfbert.layers.sentence_pooling import L2Normalization, SentencePooling
 from tfbert.layers.span_labeling_head import SpanLabelingHead
 from tfbert.layers.token_classification_head import TokenClassificationHead
-from tfbert.layers.token_packing import (TokenPacking, padded_to,
-                                         trailing_padding_removed)
 from tfbert.layers.transformer_block import TransformerBlock

@@ -7,8 +7,9 @@ import keras
 from keras import ops
 
 
-def _gelu_erf(x):
-    """GELU(x) = 0.5 * x * (1 + erf(x / sqrt(2))) in the op order that suits
+def gelu_erf(x):
+    """GELU(x) = 0.5 * x * (1 + erf(x / sqrt(2))), without a custom
+    gradient, in the op order that suits
     TensorFlow's CPU kernels.
 
     float32: (erf(x / sqrt(2)) + 1) * (x * 0.5), one of the op sequences
@@ -36,7 +37,7 @@ def _gelu_exact(x):
         pdf = ops.exp(-0.5 * ops.square(x)) * (1.0 / math.sqrt(2.0 * math.pi))
         return upstream * (cdf + x * pdf)
 
-    return _gelu_erf(x), gradient
+    return gelu_erf(x), gradient
 
 
 def gelu(x):
@@ -62,18 +63,10 @@ _ACTIVATIONS = {
 }
 
 
-# The same functions without custom gradients, for inference graphs: right
-# after a matmul and bias add, TensorFlow's oneDNN graph rewrite fuses the
-# three into one kernel, which a custom gradient's IdentityN prevents.
-_INFERENCE_ACTIVATIONS = dict(_ACTIVATIONS, gelu=_gelu_erf)
-
-
-def get_activation(name, for_inference=False):
-    """Returns the activation function called `name`; with `for_inference`,
-    one with the same values that gives its graph no custom gradient."""
-    table = _INFERENCE_ACTIVATIONS if for_inference else _ACTIVATIONS
+def get_activation(name):
+    """Returns the activation function called `name`."""
     try:
-        return table[name]
+        return _ACTIVATIONS[name]
     except KeyError:
         raise ValueError(
             f"unknown activation {name!r}; expected one of {sorted(_ACTIVATIONS)}"

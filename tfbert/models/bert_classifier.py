@@ -45,27 +45,25 @@ class SequenceClassifier(EncoderTaskModel, keras.Model):
             num_classes, dropout=dropout,
             initializer_range=encoder.config.initializer_range,
             name="classification_head")
-        inputs = encoder.input
-        outputs = encoder(inputs)
         activation = encoder.classification_activation
-        if activation is None:
-            features = outputs["pooled_output"]
-        else:
+        if activation is not None:
             self.pooler = Pooler(encoder.config.initializer_range, activation,
                                  name="classification_pooler")
-            features = self.pooler(outputs["sequence_output"])
-        logits = self.head(features)
+        inputs = encoder.input
+        logits = self.head_outputs(encoder(inputs), inputs)
         super().__init__(inputs=inputs, outputs=logits, **kwargs)
 
-    def inference_logits(self, inputs):
-        """`self(inputs, training=False)` as exports compute it: with
-        `BertEncoder.first_token_output` (real tokens only, the last block
-        for the first token only). float32 [batch, num_classes]."""
-        first_token = self.encoder.first_token_output(inputs)
-        pooler = (self.encoder.pooler
-                  if self.encoder.classification_activation is None
-                  else self.pooler)
-        return self.head(pooler(first_token), training=False)
+    first_token_head = True
+
+    def head_outputs(self, encoder_outputs, inputs, training=None):
+        """float32 logits [batch, num_classes] from the encoder's outputs
+        (`pooled_output`, or the classification pooler on
+        `sequence_output`'s first position); `inputs` are not read."""
+        if self.encoder.classification_activation is None:
+            features = encoder_outputs["pooled_output"]
+        else:
+            features = self.pooler(encoder_outputs["sequence_output"])
+        return self.head(features, training=training)
 
     def class_names(self):
         """`label_names`, or the class ids as strings; None for

@@ -6,9 +6,7 @@ import numpy as np
 from tfbert import families
 from tfbert.config import BertConfig
 from tfbert.models.checkpoint_entry import checkpoints
-from tfbert.layers import (BertEmbeddings, Pooler, TokenPacking,
-                           TransformerBlock, padded_to,
-                           trailing_padding_removed)
+from tfbert.layers import BertEmbeddings, Pooler, TransformerBlock
 
 INPUT_NAMES = ("input_word_ids", "input_mask", "input_type_ids")
 
@@ -61,7 +59,9 @@ class BertEncoder(keras.Model):
     The same class builds the other families' architectures from the
     `BertConfig` switches (factorized embeddings, position offset, no
     segment table, no pooler, shared blocks); each family subclasses it (see
-    `tfbert.Encoder` and docs/zoo.md).
+    `tfbert.Encoder` and docs/zoo.md). `tfbert.inference.EncoderInference`
+    computes the same outputs from the same weights as TensorFlow serving
+    runs them (padding skipped, fused kernels).
 
     Args:
       config: a `BertConfig` (or its dict form).
@@ -148,79 +148,22 @@ class BertEncoder(keras.Model):
         check_inputs(inputs, type(self).__name__)
         return super().call(inputs, training=training, mask=mask)
 
-    def first_token_output(self, inputs):
-        """`sequence_output[:, :1]` (float32 [batch, 1, H]) at inference,
-        computed as exports do: padding columns after the batch's last real
-        token are cut off (`trailing_padding_removed`), the blocks'
-        position-wise layers run on real tokens only (`TokenPacking`), and
-        the last block for the first position only (a sequence classifier
-        reads nothing else of the last layer, so a 6-layer model does about
-        a seventh less work). The values of `self(inputs)` up to float
-        rounding. For TensorFlow graphs and eager code (the packing's size
-        depends on the mask)."""
-        inputs, _ = self._inference_inputs(inputs)
-        packing = TokenPacking(inputs["input_mask"])
-        return self._block_outputs(inputs, last_block_first_token_only=True,
-                                   packing=packing, training=False)[-1]
-
-    def inference_sequence_output(self, inputs):
-        """`sequence_output` (float32 [batch, seq, H]) at inference, computed
-        as exports do: trailing padding columns cut off, the blocks'
-        position-wise layers on real tokens only (as `first_token_output`).
-        Real positions and position 0 hold the values of `self(inputs)` up
-        to float rounding; padding positions hold zeros. For TensorFlow
-        graphs and eager code."""
-        return self._inference_outputs(inputs, last_block_only=True)[-1]
-
-    def inference_outputs(self, inputs):
-        """`self(inputs, training=False)` computed as
-        `inference_sequence_output` (what the TF Hub export's
-        `training=False` function runs): a dict with
-        `sequence_output` float32 [batch, seq, H], `encoder_outputs` (one
-        per block, the same shape) and, with a pooler, `pooled_output`
-        float32 [batch, H]. Padding positions hold zeros."""
-        blocks = self._inference_outputs(inputs, last_block_only=False)
-        outputs = {"sequence_output": blocks[-1], "encoder_outputs": blocks}
-        if self.pooler is not None:
-            outputs["pooled_output"] = self.pooler(blocks[-1])
-        return outputs
-
-    def _inference_outputs(self, inputs, last_block_only):
-        """The blocks' outputs (all, or the last only), [batch, seq, H] each,
-        computed on the real tokens of `inputs` without trailing padding."""
-        inputs, seq = self._inference_inputs(inputs)
-        packing = TokenPacking(inputs["input_mask"])
-        blocks = self._block_outputs(inputs, packing=packing, training=False)
-        if last_block_only:
-            blocks = blocks[-1:]
-        return [padded_to(packing.unpack(block), seq) for block in blocks]
-
-    def _inference_inputs(self, inputs):
-        """Checked `inputs`: the three encoder inputs without trailing
-        padding columns, and the length they had."""
+    def checked_inputs(self, inputs):
+        """The three encoder inputs of `inputs`, checked as `call` checks
+        them (for `tfbert.inference.EncoderInference`)."""
         check_inputs(inputs, type(self).__name__)
-        seq = keras.ops.shape(inputs["input_mask"])[1]
-        return trailing_padding_removed(
-            {name: inputs[name] for name in INPUT_NAMES}), seq
+        return {name: inputs[name] for name in INPUT_NAMES}
 
-    def _block_outputs(self, inputs, last_block_first_token_only=False,
-                       packing=None, **call_kwargs):
-        """Each block's output for the input dict ([tokens, H] rows of
-        `packing` when given): the functional graph (symbolic inputs, no
-        `call_kwargs`) and `first_token_output` share this wiring."""
+    def _block_outputs(self, inputs):
+        """Each block's output for the symbolic input dict."""
         hidden = self.embeddings(inputs["input_word_ids"],
-                                 inputs["input_type_ids"], **call_kwargs)
-        if packing is not None:
-            hidden = packing.pack(hidden)
-            call_kwargs = dict(call_kwargs, packing=packing)
+                                 inputs["input_type_ids"])
         if self.embedding_projection is not None:
             hidden = self.embedding_projection(hidden)
         outputs = []
         for i in range(self.config.num_layers):
             block = self.transformer_blocks[i % len(self.transformer_blocks)]
-            if last_block_first_token_only and i == self.config.num_layers - 1:
-                call_kwargs = dict(call_kwargs, first_token_only=True)
-            hidden = block(hidden, inputs["input_mask"], **call_kwargs)
+            hidden = block(hidden, inputs["input_mask"])
             outputs.append(hidden)
         return outputs
 

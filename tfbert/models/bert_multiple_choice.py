@@ -48,32 +48,27 @@ class MultipleChoiceClassifier(EncoderTaskModel, keras.Model):
         self.head.build((None, config.hidden_size))
         self.built = True
 
-    @staticmethod
-    def _flat(inputs):
-        """[batch, N, seq] inputs as [batch * N, seq], and N."""
-        num_choices = ops.shape(inputs["input_word_ids"])[1]
+    first_token_head = True
+
+    def encoder_inputs(self, inputs):
+        """[batch, N, seq] inputs as the encoder's [batch * N, seq]."""
         return {name: ops.reshape(inputs[name],
                                   (-1, ops.shape(inputs[name])[-1]))
-                for name in INPUT_NAMES}, num_choices
+                for name in INPUT_NAMES}
 
-    def _scores(self, features, num_choices, training=None):
+    def head_outputs(self, encoder_outputs, inputs, training=None):
+        """float32 logits [batch, N] from the encoder's outputs on the
+        [batch * N, seq] pairs (`pooled_output`, or the multiple-choice
+        pooler on `sequence_output`'s first position)."""
+        features = (encoder_outputs["pooled_output"] if self.pooler is None
+                    else self.pooler(encoder_outputs["sequence_output"]))
+        num_choices = ops.shape(inputs["input_word_ids"])[1]
         return ops.reshape(self.head(features, training=training),
                            (-1, num_choices))
 
     def call(self, inputs, training=None):
-        flat, num_choices = self._flat(inputs)
-        outputs = self.encoder(flat, training=training)
-        features = (outputs["pooled_output"] if self.pooler is None
-                    else self.pooler(outputs["sequence_output"]))
-        return self._scores(features, num_choices, training)
-
-    def inference_logits(self, inputs):
-        """`self(inputs, training=False)` as exports compute it, with
-        `BertEncoder.first_token_output`. float32 [batch, num_choices]."""
-        flat, num_choices = self._flat(inputs)
-        first_token = self.encoder.first_token_output(flat)
-        pooler = self.encoder.pooler if self.pooler is None else self.pooler
-        return self._scores(pooler(first_token), num_choices, training=False)
+        outputs = self.encoder(self.encoder_inputs(inputs), training=training)
+        return self.head_outputs(outputs, inputs, training)
 
     @classmethod
     def from_pretrained(cls, name_or_path, dropout=0.1, **config_overrides):

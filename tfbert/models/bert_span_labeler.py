@@ -30,18 +30,16 @@ class SpanLabeler(EncoderTaskModel, keras.Model):
             initializer_range=encoder.config.initializer_range,
             name="span_labeling_head")
         inputs = encoder.input
-        start, end = self.head(encoder(inputs)["sequence_output"],
-                               inputs["input_mask"])
         super().__init__(inputs=inputs,
-                         outputs={"start_logits": start, "end_logits": end},
+                         outputs=self.head_outputs(encoder(inputs), inputs),
                          **kwargs)
 
-    def inference_logits(self, inputs):
-        """`self(inputs, training=False)` as exports compute it: with
-        `BertEncoder.inference_sequence_output` (real tokens only). A dict
-        of float32 [batch, seq] `start_logits` and `end_logits`."""
-        start, end = self.head(self.encoder.inference_sequence_output(inputs),
-                               inputs["input_mask"], training=False)
+    def head_outputs(self, encoder_outputs, inputs, training=None):
+        """A dict of float32 [batch, seq] `start_logits` and `end_logits`
+        from the encoder's `sequence_output`, padding masked by
+        `inputs["input_mask"]`."""
+        start, end = self.head(encoder_outputs["sequence_output"],
+                               inputs["input_mask"])
         return {"start_logits": start, "end_logits": end}
 
     @classmethod

@@ -75,15 +75,23 @@ class TokenClassifier(EncoderTaskModel, keras.Model):
             num_labels, dropout=dropout,
             initializer_range=encoder.config.initializer_range,
             name="token_classification_head")
-        inputs = encoder.input
-        logits = self.head(encoder(inputs)["sequence_output"])
         self.crf = None
         if use_crf:
             allowed, allowed_start = (iob2_constraints(labels) if labels
                                       else (None, None))
             self.crf = CRF(num_labels, allowed, allowed_start, name="crf")
-            logits = self.crf(logits)
-        super().__init__(inputs=inputs, outputs=logits, **kwargs)
+        inputs = encoder.input
+        super().__init__(inputs=inputs,
+                         outputs=self.head_outputs(encoder(inputs), inputs),
+                         **kwargs)
+
+    def head_outputs(self, encoder_outputs, inputs, training=None):
+        """float32 logits [batch, seq, num_labels] (with `use_crf`, the
+        CRF's emission scores) from the encoder's `sequence_output`;
+        `inputs` are not read."""
+        logits = self.head(encoder_outputs["sequence_output"],
+                           training=training)
+        return logits if self.crf is None else self.crf(logits)
 
     def compute_loss(self, x=None, y=None, y_pred=None, sample_weight=None,
                      training=True):
@@ -107,15 +115,6 @@ class TokenClassifier(EncoderTaskModel, keras.Model):
         rows = tf.reduce_sum(tf.cast(lengths > 0, tf.float32))
         return -tf.reduce_sum(self.crf.log_likelihood(
             word_emissions, tags, lengths)) / tf.maximum(rows, 1.0)
-
-    def inference_logits(self, inputs):
-        """`self(inputs, training=False)` as exports compute it: with
-        `BertEncoder.inference_sequence_output` (real tokens only, so
-        padding positions get the head's logits of a zero vector). float32
-        [batch, seq, num_labels]."""
-        logits = self.head(self.encoder.inference_sequence_output(inputs),
-                           training=False)
-        return logits if self.crf is None else self.crf(logits)
 
     def decode(self, logits, word_mask):
         """Tag ids at the word positions.

@@ -13,9 +13,24 @@ class EncoderTaskModel:
     Subclasses define `task_config()`: their other constructor arguments as
     a dict of plain values. (Their TF Serving export is
     `tfbert.export.export_for_serving(model, ...)`.)
+
+    A model with a head states it once, for its Keras forward and for
+    `tfbert.inference.task_outputs` alike:
+      `head_outputs(encoder_outputs, inputs, training=None)`: the model's
+        outputs from its encoder's outputs dict (`sequence_output`, with a
+        pooler `pooled_output`) and its token-id inputs;
+      `first_token_head`: True when the head reads position 0 of
+        `sequence_output` only (inference then computes the last block
+        for that position only);
+      `encoder_inputs(inputs)`: the encoder's input dict for the model's
+        token-id inputs (the inputs themselves by default).
     """
 
     nested_objects = ("encoder",)
+    first_token_head = False
+
+    def encoder_inputs(self, inputs):
+        return inputs
 
     def task_config(self):
         return {}

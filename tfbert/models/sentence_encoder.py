@@ -9,6 +9,7 @@ import tensorflow as tf
 
 from tfbert.data.batching import prefetch_for_keras
 from tfbert.data.sentence_batching import no_duplicate_dataset
+from tfbert.inference import task_outputs
 from tfbert.layers.sentence_pooling import L2Normalization, SentencePooling
 from tfbert.losses import MultipleNegativesRankingLoss
 from tfbert.models.checkpoint_entry import checkpoints
@@ -34,9 +35,9 @@ class SentenceEncoder(RawTextModel, EncoderTaskModel, keras.Model):
     `tfbert.losses` sentence losses take as `y_pred`, so `compile(loss=...)`
     and `fit((anchors, positives))` train the encoder with them.
 
-    `encode()` is the fast inference path (trailing padding cut, blocks on
-    real tokens only; `BertEncoder.inference_sequence_output`), equal to the
-    Keras forward up to float rounding.
+    `encode()` is the fast inference path (`tfbert.inference.task_outputs`
+    on the preprocessed texts: trailing padding cut, blocks on real tokens
+    only), equal to the Keras forward up to float rounding.
 
     Args:
       preprocessor: the family's `BertPreprocessor` / `Preprocessor` for
@@ -149,9 +150,12 @@ class SentenceEncoder(RawTextModel, EncoderTaskModel, keras.Model):
         return cls(preprocessor, encoder, pooling=pooling or "mean",
                    normalize=bool(normalize), projection=projection)
 
-    def _head(self, sequence_output, input_mask):
-        """Pooling, projection, normalisation: float32 [batch, D]."""
-        pooled = self.pooler(sequence_output, input_mask)
+    def head_outputs(self, encoder_outputs, inputs, training=None):
+        """Pooling over `inputs["input_mask"]` (the preprocessed texts),
+        projection, normalisation of the encoder's `sequence_output`:
+        float32 [batch, D]."""
+        pooled = self.pooler(encoder_outputs["sequence_output"],
+                             inputs["input_mask"])
         if self.projection is not None:
             pooled = keras.ops.cast(self.projection(pooled), "float32")
         if self.normalization is not None:
@@ -164,26 +168,16 @@ class SentenceEncoder(RawTextModel, EncoderTaskModel, keras.Model):
         columns = tuple(inputs) if isinstance(inputs, (tuple, list)) else None
         texts = tf.concat(columns, axis=0) if columns else inputs
         features = self.preprocessor(texts)
-        sequence = self.encoder(features, training=training)[
-            "sequence_output"]
-        embeddings = self._head(sequence, features["input_mask"])
+        embeddings = self.head_outputs(
+            self.encoder(features, training=training), features, training)
         if not columns:
             return embeddings
         stacked = tf.reshape(embeddings, [len(columns), -1,
                                           self.embedding_size])
         return tf.transpose(stacked, [1, 0, 2])
 
-    def inference_embeddings(self, features):
-        """Embeddings float32 [batch, D] of packed encoder inputs (dict of
-        int32 [batch, seq]) at inference, computed as exports do: the
-        encoder's `inference_sequence_output` (trailing padding cut, blocks
-        on real tokens only), then pooling, projection, normalisation. The
-        values of `self(texts)` up to float rounding."""
-        return self._head(self.encoder.inference_sequence_output(features),
-                          features["input_mask"])
-
     def _inference_embeddings(self, texts):
-        return self.inference_embeddings(self.preprocessor(texts))
+        return task_outputs(self, self.preprocessor(texts))
 
     def encode(self, sentences, batch_size=32, show_progress_bar=None):
         """Embeds sentences (inference).

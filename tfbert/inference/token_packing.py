@@ -1,19 +1,15 @@
 """Inference on a padded batch's real tokens only: `TokenPacking` and
 `trailing_padding_removed`."""
 
-import keras
+import tensorflow as tf
 from keras import ops
 
 
 def _take_rows(x, rows):
-    """`x[rows]` for int32 `rows` in [0, len(x)). TensorFlow gets a bare
-    GatherV2: `ops.take` adds four ops per gather to wrap negative indices,
-    which these never are (~100 ops in a MiniLM call)."""
-    if keras.backend.backend() == "tensorflow":
-        import tensorflow as tf
-
-        return tf.gather(x, rows)
-    return ops.take(x, rows, axis=0)
+    """`x[rows]` for int32 `rows` in [0, len(x)), as a bare GatherV2:
+    `ops.take` adds four ops per gather to wrap negative indices, which
+    these never are (~100 ops in a MiniLM call)."""
+    return tf.gather(x, rows)
 
 
 def trailing_padding_removed(inputs):
@@ -58,7 +54,7 @@ class TokenPacking:
     attention, which needs the [batch, heads, seq] layout for its masked
     softmax, spreads its keys, values and queries out to it and packs its
     output again (`spread_heads`, `pack_heads`, see
-    `MultiHeadSelfAttention`).
+    `tfbert.inference.attention`).
 
     Position 0 of every row is kept even where the mask is 0, so each row
     has a first token to read (`first_tokens`). The index computation has a

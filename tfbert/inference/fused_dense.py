@@ -1,23 +1,19 @@
 """A Keras `Dense` layer's computation in the form TensorFlow fuses."""
 
-import keras
+import tensorflow as tf
 from keras import ops
 
 
 def bias_add(x, bias):
-    """`x + bias` over the last axis, as TensorFlow's BiasAdd op there."""
-    if keras.backend.backend() == "tensorflow":
-        import tensorflow as tf
-
-        # BiasAdd, not AddV2: with the bias read from a variable, TensorFlow's
-        # oneDNN rewrite fuses MatMul + BiasAdd (+ GELU) only in this form.
-        return tf.nn.bias_add(x, bias)
-    return x + bias
+    """`x + bias` over the last axis, as TensorFlow's BiasAdd op: with the
+    bias read from a variable, TensorFlow's oneDNN rewrite fuses MatMul +
+    BiasAdd (+ GELU) only in this form, not with AddV2."""
+    return tf.nn.bias_add(x, bias)
 
 
 def add_residual(outputs, residual):
-    """`outputs + residual` in `residual`'s dtype. On TensorFlow, when both
-    have one dtype, as AddN: TensorFlow's oneDNN rewrite fuses a two-input
+    """`outputs + residual` in `residual`'s dtype. When both have one dtype,
+    as AddN: TensorFlow's oneDNN rewrite fuses a two-input
     AddN after MatMul + BiasAdd into the matmul's kernel (the add becomes
     its sum post-op); it leaves AddV2 a separate pass over the rows.
 
@@ -29,10 +25,7 @@ def add_residual(outputs, residual):
     Returns:
       [tokens, units] in `residual`'s dtype.
     """
-    if (keras.backend.backend() == "tensorflow"
-            and outputs.dtype == residual.dtype):
-        import tensorflow as tf
-
+    if outputs.dtype == residual.dtype:
         return tf.math.add_n([outputs, residual])
     return ops.cast(outputs, residual.dtype) + residual
 
@@ -65,10 +58,8 @@ def fused_dense(dense, inputs, activation=None, residual=None):
     reshape between the matmul and the bias, and it adds the bias with
     AddV2), and so does a custom gradient (tfbert's memory-lean GELU). For
     inference graphs; training keeps the Dense layers and lean gradients.
-
-    Measured (CPU time, MiniLM's [32, 50, 384] x [384, 1536] with exact
-    GELU): float32 27.9 -> 21.6 ms, bfloat16 36.3 -> 12.6 ms (an unfused
-    bfloat16 GELU costs twice the matmul).
+    The gain is largest in bfloat16, where an unfused GELU costs more than
+    the matmul (figures: benchmarks/RESULTS.md).
 
     Args:
       dense: a built `keras.layers.Dense` with a bias.
