@@ -1,7 +1,12 @@
 """Sentence-embedding quality: tfbert vs sentence-transformers, the same
-checkpoint (all-MiniLM-L6-v2), data, recipe and metric code, in one run.
+checkpoint (all-MiniLM-L6-v2), data, recipe and metric code.
 
     python -m benchmarks.sentence_quality --which=stsb,squad
+    python -m benchmarks.sentence_quality --which=stsb --frameworks=tfbert
+    python -m benchmarks.sentence_quality --which=stsb \
+      --frameworks=sentence_transformers
+
+(one framework per process keeps each runtime's threads to itself).
 
   * stsb: fine-tune on ../shared/data/glue/STS-B train with the cosine
     similarity loss as sentence-transformers' STS-B training example does

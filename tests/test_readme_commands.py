@@ -92,7 +92,7 @@ def test_readme_commands_run_as_written(tmp_path, shared_data_dir):
     assert (checkout / "saved_models" / "sst2" / "1" / "saved_model.pb"
             ).is_file()
     assert (checkout / "runs" / "sst2" / "eval_results.json").is_file()
-    for name in ("minilm_encoder", "minilm_preprocess"):
+    for name in ("minilm_encoder", "minilm_preprocess", "minilm_embedding"):
         assert (checkout / "saved_models" / "hub" / name / "saved_model.pb"
                 ).is_file()
     for name in ("swag", "stsb", "reviews", "pos"):

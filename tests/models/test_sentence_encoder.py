@@ -228,3 +228,29 @@ def test_unsupported_pooling_config_names_the_file(tmp_path):
     with pytest.raises(ValueError, match=r"modules.json: modules \["
                        "'sentence_transformers.models.CNN'\\]"):
         read_pipeline(tmp_path)
+
+
+def _python_blocks(path, after):
+    import re
+
+    from tests.conftest import REPO_ROOT
+
+    text = (REPO_ROOT / path).read_text(encoding="utf-8")
+    return re.findall(r"```python\n(.*?)```", text[text.index(after):], re.S)
+
+
+@pytest.mark.slow
+def test_readme_example_is_the_documented_one_and_runs():
+    readme = _python_blocks("README.md", "## Sentence embeddings")[0]
+    documented = _python_blocks("docs/sentence_embeddings.md",
+                                "## In Python")[0]
+    assert documented == "import tfbert\n\n" + readme
+    assert len(readme.strip().splitlines()) == 5
+    namespace = {}
+    exec(compile(documented, "sentence_embeddings.md", "exec"), namespace)
+    embeddings = namespace["embeddings"]
+    assert embeddings.shape == (2, 384)
+    np.testing.assert_allclose(np.linalg.norm(embeddings, axis=1), 1.0,
+                               atol=1e-5)
+    assert namespace["hits"] == [[{"corpus_id": 0, "score": pytest.approx(
+        1.0, abs=1e-5)}]]

@@ -99,7 +99,8 @@ def test_bfloat16_encoder_computes_in_bfloat16_near_float32(
 @pytest.mark.parametrize("args, message", [
     (["--with_mlm", "--encoder_export_dir={tmp}/e"],
      "--with_mlm: .* has no masked-LM head"),
-    ([], "give --encoder_export_dir, --preprocessor_export_dir or both"),
+    ([], "give --encoder_export_dir, --preprocessor_export_dir or "
+         "--text_embedding_export_dir"),
     (["--preprocessor_export_dir={tmp}", "--seq_length=1"],
      "--seq_length=1: must be >= 2"),
     (["--encoder_export_dir={tmp}"],
@@ -165,3 +166,26 @@ def test_families_export_where_they_fit_the_tf_hub_interface(
                                          "roberta checkpoint with another"):
         export_tfhub(str(zoo_checkpoints["roberta"]),
                      preprocessor_export_dir=tmp_path / "r")
+
+
+@pytest.mark.slow
+def test_text_embedding_of_any_family_equals_encode(zoo_checkpoints,
+                                                    tmp_path):
+    """--text_embedding_export_dir with --pooling and --normalize on a
+    RoBERTa checkpoint (byte-level BPE, no [CLS] layout): the SavedModel's
+    root maps strings to what `SentenceEncoder.encode` gives."""
+    from tfbert.models import SentenceEncoder
+    from tfbert.tasks.export_tfhub import export_tfhub
+
+    checkpoint = str(zoo_checkpoints["roberta"])
+    written = export_tfhub(checkpoint,
+                           text_embedding_export_dir=tmp_path / "embedding",
+                           pooling="max", normalize=True)
+    assert written == [str(tmp_path / "embedding")]
+    texts = ["The Normans were a people.", "in the 10th century", ""]
+    expected = SentenceEncoder.from_pretrained(
+        checkpoint, pooling="max", normalize=True).encode(texts)
+    embeddings = tf.saved_model.load(written[0])(tf.constant(texts)).numpy()
+    np.testing.assert_allclose(embeddings, expected, atol=1e-5)
+    np.testing.assert_allclose(np.linalg.norm(embeddings, axis=1), 1.0,
+                               atol=1e-5)

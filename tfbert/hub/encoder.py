@@ -34,6 +34,7 @@ import tempfile
 import tensorflow as tf
 
 from tfbert.checkpoints.tf_hub import CONFIG_ATTRIBUTE
+from tfbert.hub.reusable import reusable_object
 from tfbert.hub.saving import save_atomically
 from tfbert.inference import EncoderInference
 from tfbert.models.bert_encoder import INPUT_NAMES
@@ -47,40 +48,6 @@ _TOKENIZER_ASSETS = {
     "ByteBpeTokenizer": (("vocab_file", "vocab.json"),
                          ("merges_file", "merges.txt")),
 }
-
-
-def _tf_variables(variables):
-    """The `tf.Variable`s behind Keras variables: those are what the traced
-    functions capture, so they are what the SavedModel must track."""
-    values = [variable.value for variable in variables]
-    for variable, value in zip(variables, values):
-        if not isinstance(value, tf.Variable):
-            raise TypeError(f"{variable.path} is not backed by a tf.Variable "
-                            "(is a dtype policy autocasting it?)")
-    return values
-
-
-def _reusable_object(call, input_spec, variables):
-    """A trackable callable with the attributes `hub.KerasLayer` fine-tunes.
-
-    `call(inputs, training)` is traced for both `training` values. Every
-    variable it reads must be in `variables` (dropout seed states included):
-    a SavedModel function may only capture tracked variables.
-    """
-    reusable = tf.train.Checkpoint()
-    tf_variables = _tf_variables(variables)
-    reusable.variables = tf_variables
-    reusable.trainable_variables = [v for v in tf_variables if v.trainable]
-    reusable.regularization_losses = []
-
-    @tf.function(autograph=False)
-    def call_function(inputs, training=False):
-        return call(inputs, training)
-
-    for training in (False, True):
-        call_function.get_concrete_function(input_spec, training=training)
-    reusable.__call__ = call_function
-    return reusable
 
 
 def _input_spec(*names):
@@ -130,7 +97,7 @@ def export_encoder(encoder, tokenizer, export_dir, pretrainer=None):
             f"vocab_size={encoder.config.vocab_size}")
     check_writable(os.fspath(export_dir))
 
-    root = _reusable_object(
+    root = reusable_object(
         lambda inputs, training: _encoder_outputs(encoder, inputs, training),
         _input_spec(*INPUT_NAMES), encoder.variables)
     if pretrainer is not None:
@@ -143,7 +110,7 @@ def export_encoder(encoder, tokenizer, export_dir, pretrainer=None):
                 encoder.embeddings.word_embeddings)
             return outputs
 
-        root.mlm = _reusable_object(
+        root.mlm = reusable_object(
             mlm_call, _input_spec(*INPUT_NAMES, "masked_lm_positions"),
             encoder.variables + head.variables)
     root.do_lower_case = tf.Variable(getattr(tokenizer, "lowercase", False),

@@ -1,5 +1,5 @@
-"""Exports a checkpoint as TF Hub BERT SavedModels: an encoder and its
-matching preprocessor.
+"""Exports a checkpoint as TF Hub SavedModels: a BERT encoder and its
+matching preprocessor, and/or a text-embedding model.
 
 The command line (flags, the checks on their values, --help) is
 `tfbert_cli.export_tfhub`.
@@ -25,20 +25,29 @@ def _check_empty(flag, directory):
 
 def export_tfhub(init_checkpoint, encoder_export_dir=None,
                  preprocessor_export_dir=None, with_mlm=False, seq_length=128,
-                 precision="float32"):
+                 precision="float32", text_embedding_export_dir=None,
+                 pooling=None, normalize=None):
     """Writes the requested SavedModels; returns the directories written."""
     from tfbert import families
     from tfbert.hub import export_encoder, export_preprocessor
     from tfbert.text import BertTokenizer, Preprocessor
     from tfbert.text.packing_layout import BERT_LAYOUT
 
-    if not (encoder_export_dir or preprocessor_export_dir):
+    if not (encoder_export_dir or preprocessor_export_dir
+            or text_embedding_export_dir):
         raise ValueError("give --encoder_export_dir, --preprocessor_export_dir "
-                         "or both")
+                         "or --text_embedding_export_dir")
     if seq_length < 2:
         raise ValueError(f"--seq_length={seq_length}: must be >= 2")
     _check_empty("encoder_export_dir", encoder_export_dir)
     _check_empty("preprocessor_export_dir", preprocessor_export_dir)
+    _check_empty("text_embedding_export_dir", text_embedding_export_dir)
+    written = []
+    if text_embedding_export_dir:
+        written.append(_export_text_embedding(
+            init_checkpoint, text_embedding_export_dir, pooling, normalize))
+    if not (encoder_export_dir or preprocessor_export_dir):
+        return written
     family = families.family_of(init_checkpoint)
     if family.model_type == "bert":
         tokenizer = BertTokenizer.from_pretrained(init_checkpoint)
@@ -46,7 +55,6 @@ def export_tfhub(init_checkpoint, encoder_export_dir=None,
     else:
         preprocessor = Preprocessor.from_pretrained(init_checkpoint)
         tokenizer, layout = preprocessor.tokenizer, preprocessor.layout
-    written = []
     if encoder_export_dir:
         encoder, pretrainer = _models(init_checkpoint, family, with_mlm,
                                       precision)
@@ -61,6 +69,15 @@ def export_tfhub(init_checkpoint, encoder_export_dir=None,
         written.append(export_preprocessor(tokenizer, preprocessor_export_dir,
                                            seq_length=seq_length))
     return written
+
+
+def _export_text_embedding(init_checkpoint, export_dir, pooling, normalize):
+    from tfbert.hub import export_text_embedding
+    from tfbert.models import SentenceEncoder
+
+    model = SentenceEncoder.from_pretrained(init_checkpoint, pooling=pooling,
+                                            normalize=normalize)
+    return export_text_embedding(model, export_dir)
 
 
 def _models(init_checkpoint, family, with_mlm, precision):
@@ -102,7 +119,8 @@ def export_from_flags():
     for directory in export_tfhub(
             FLAGS.init_checkpoint, FLAGS.encoder_export_dir,
             FLAGS.preprocessor_export_dir, FLAGS.with_mlm, FLAGS.seq_length,
-            FLAGS.export_precision):
+            FLAGS.export_precision, FLAGS.text_embedding_export_dir,
+            FLAGS.pooling, FLAGS.normalize):
         print(f"wrote {directory}")
     return 0
 
