@@ -126,11 +126,12 @@ def prefetch_for_keras(dataset):
     map parallelism then stays at its starting value (one call per core, at
     most 16) and `AUTOTUNE` prefetch buffers still grow on their own. The
     model's background thread sleeps between passes for a period that
-    doubles up to 60 s, and freeing an iterator waits for that thread: on
-    this 2-core machine, collecting the iterators of finished `fit` calls
-    stalled for seconds to nearly a minute. (Under a tf.distribute
-    strategy other than the default one, Keras reads the dataset through
-    per-device iterators of TensorFlow's own making, which keep the model.)
+    doubles up to 60 s, and freeing an iterator waits for that thread, so
+    collecting the iterators of finished `fit` calls could stall for up to
+    that period (the A/B of this change: benchmarks/RESULTS.md, "One SST-2
+    epoch"). (Under a tf.distribute strategy other than the default one,
+    Keras reads the dataset through per-device iterators of TensorFlow's own
+    making, which keep the model.)
     """
     return without_autotuning(dataset.prefetch(tf.data.AUTOTUNE))
 

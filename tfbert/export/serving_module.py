@@ -505,8 +505,8 @@ class _ExportWeights:
     default `FEED_FORWARD_SHARDS`).
     With `constant_kernels` every Dense kernel is instead a graph constant,
     made by one input-less tf.function, whole (there shards measured
-    slower at batch 32 and no faster at batch 1); the other weights stay
-    variables.
+    slower at batch 32 and no faster at batch 1: benchmarks/RESULTS.md);
+    the other weights stay variables.
 
     Attributes:
       replaced: the model's Keras variables the export does not save.

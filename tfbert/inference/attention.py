@@ -13,7 +13,8 @@ from tfbert.layers.masking import padding_bias
 
 # Attention problems with at most this many scores per head (batch x
 # queries x keys) run on TensorFlow's own kernels instead of oneDNN's (see
-# `_context`).
+# `_context`). The crossover depends on the CPU; this one was measured on
+# one (benchmarks/RESULTS.md, "The serving path's design choices").
 SMALL_ATTENTION_SCORES = 1024
 
 

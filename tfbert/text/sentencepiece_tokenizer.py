@@ -52,8 +52,8 @@ from tfbert.text.tokenizer import (Tokenizer, as_text_batch, as_word_batch,
 _no_autograph = tf.autograph.experimental.do_not_convert
 
 # What nmt_nfkc (ALBERT's SentencePiece normaliser) turns into a word
-# boundary, and what it deletes; measured with the SentencePiece library over
-# every code point up to U+2FFFF.
+# boundary, and what it deletes: found by running the SentencePiece library
+# over every code point up to U+2FFFF.
 _SPACE = (r"[\t\n\x{0C}\r \x{A0}\x{61C}\x{1680}\x{2000}-\x{200C}"
           r"\x{200E}\x{200F}\x{2028}\x{2029}\x{202F}\x{205F}\x{2581}"
           r"\x{3000}\x{FEFF}\x{FFFD}]")

@@ -356,8 +356,8 @@ def _without_remembered_strategy(model):
     train from a second one. Both draw their epochs' shuffle seeds from the
     dataset's one seed generator (`Dataset.shuffle(seed=...)` reshuffles per
     iteration), in whichever order their background prefetching gets there,
-    so the same run sometimes trained on other batches (measured: about one
-    process in twenty on a busy machine). The model is built already;
+    so the same run sometimes trained on other batches (now and then, more
+    often on a busy machine). The model is built already;
     without the remembered strategy Keras takes it from the enclosing
     `strategy.scope()` and skips the first iterator.
     """
