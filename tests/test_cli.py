@@ -131,10 +131,14 @@ def test_the_programs_enums_are_the_library_s():
     """Enum values the programs list without importing the library."""
     from tfbert import families
     from tfbert.data import glue as glue_data
+    from tfbert.data import tag_schemes
     from tfbert.tasks import sentence
-    from tfbert_cli import convert_checkpoint, glue
+    from tfbert_cli import convert_checkpoint, glue, ner
     from tfbert_cli import sentence as sentence_program
 
     assert glue.TASK_NAMES == tuple(sorted(glue_data.TASKS))
+    assert glue.PAIR_TASK_NAMES == tuple(sorted(
+        name for name, task in glue_data.TASKS.items() if task.is_pair))
+    assert ner.TAG_SCHEMES == tag_schemes.SCHEMES
     assert sentence_program.LOSS_NAMES == tuple(sorted(sentence.LOSSES))
     assert convert_checkpoint.FORMATS == families.FORMATS

@@ -16,6 +16,8 @@ from tfbert_cli.program import UserError
 # equal).
 TASK_NAMES = ("cola", "mnli", "mrpc", "qnli", "qqp", "rte", "sst2", "stsb",
               "wnli")
+# Those of text pairs (`GlueTask.is_pair`, kept equal by the same test).
+PAIR_TASK_NAMES = ("mnli", "mrpc", "qnli", "qqp", "rte", "stsb", "wnli")
 
 _FLAGS = (
     ("enum", "task", None,
@@ -36,8 +38,10 @@ def _check(f):
         raise UserError("--data_dir is required")
 
 
-PROGRAM = task_flags.TaskProgram(task="tfbert.tasks.glue:GlueTask",
-                                 flags=_FLAGS, check=_check)
+PROGRAM = task_flags.TaskProgram(
+    task="tfbert.tasks.glue:GlueTask", flags=_FLAGS, check=_check,
+    # [CLS] a [SEP] (b [SEP]) with at least one token of each text.
+    minimum_seq_length=lambda f: 5 if f.task in PAIR_TASK_NAMES else 3)
 
 
 def main():

@@ -24,6 +24,9 @@ Sentences longer than a window are cut into overlapping windows.
 from tfbert_cli import task_flags
 from tfbert_cli.program import UserError
 
+# `tfbert.data.tag_schemes.SCHEMES`, which a test keeps equal.
+TAG_SCHEMES = ("iob1", "iob2", "bioes", "plain")
+
 _FLAGS = (
     ("string", "train_file", None, "CoNLL (or .jsonl) training file."),
     ("string", "eval_file", None,
@@ -49,6 +52,9 @@ _FLAGS = (
 
 
 def _check(f):
+    if f.tag_scheme not in TAG_SCHEMES:
+        raise UserError(f"--tag_scheme must be one of {', '.join(TAG_SCHEMES)}, "
+                        f"got {f.tag_scheme!r}")
     if f.tag_column is not None and f.tag_column < 1:
         raise UserError(f"--tag_column must be >= 1 (column 0 is the token), "
                         f"got {f.tag_column}")

@@ -62,6 +62,13 @@ _FLAGS = (
 )
 
 
+def _one_source(f, static_flag, corpus_flag, needed):
+    if needed and bool(f[static_flag].value) == bool(f[corpus_flag].value):
+        raise UserError(
+            f"pass exactly one of --{static_flag} (static TFRecords) and "
+            f"--{corpus_flag} (raw text, dynamic masking)")
+
+
 def _check(f):
     if f.num_train_steps < 0:
         raise UserError(f"--num_train_steps must be >= 0, got "
@@ -72,6 +79,10 @@ def _check(f):
     if f.max_predictions_per_seq <= 0:
         raise UserError(f"--max_predictions_per_seq must be positive, got "
                         f"{f.max_predictions_per_seq}")
+    _one_source(f, "input_file", "corpus_file", f.do_train)
+    _one_source(f, "eval_input_file", "eval_corpus_file",
+                f.do_eval or (f.do_train and bool(f.eval_input_file
+                                                  or f.eval_corpus_file)))
 
 
 PROGRAM = task_flags.TaskProgram(

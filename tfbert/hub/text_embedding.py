@@ -10,9 +10,9 @@ model, and `hub.KerasLayer(path, trainable=True)` fine-tunes it:
     [batch, D] (unit norm when the model normalises). Tokenization,
     encoder, pooling, projection and normalisation are all inside. With
     `training=False` it computes what `SentenceEncoder.encode` does
-    (`SentenceEncoder.inference_embeddings`: the encoder on real tokens
-    only); with `training=True` the Keras forward with dropout, whose
-    gradients reach every encoder variable;
+    (`tfbert.inference.task_outputs`: the encoder on real tokens only);
+    with `training=True` the Keras forward with dropout, whose gradients
+    reach every encoder variable;
   * `obj.variables`, `obj.trainable_variables`, `obj.regularization_losses`
     are saved lists (`tfbert.hub.reusable`).
 
@@ -26,6 +26,7 @@ import tensorflow as tf
 
 from tfbert.hub.reusable import reusable_object
 from tfbert.hub.saving import save_atomically
+from tfbert.inference import task_outputs
 from tfbert.utils.atomic import check_writable
 
 
@@ -46,7 +47,7 @@ def export_text_embedding(model, export_dir):
         if training:
             embeddings = model(texts, training=True)
         else:
-            embeddings = model.inference_embeddings(model.preprocessor(texts))
+            embeddings = task_outputs(model, model.preprocessor(texts))
         return tf.cast(embeddings, tf.float32)
 
     root = reusable_object(embed, tf.TensorSpec([None], tf.string),

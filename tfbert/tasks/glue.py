@@ -159,11 +159,6 @@ class GlueTask(runner.Task):
     program = glue_program.PROGRAM
     training_flags = ("task",) + teacher.TRAINING_FLAGS
 
-    def minimum_seq_length(self):
-        # [CLS] a [SEP] (b [SEP]) with at least one token of each text.
-        task = self._spec()
-        return 5 if task is not None and task.is_pair else 3
-
     def _spec(self):
         return (glue_data.get_task(self.flags.task) if self.flags.task
                 else None)

@@ -12,7 +12,7 @@ import tensorflow as tf
 
 from tfbert.data.conll import (check_tags, labels_from_sentences,
                                parse_labels, read_tagged)
-from tfbert.data.tag_schemes import SCHEMES, is_entity_scheme
+from tfbert.data.tag_schemes import is_entity_scheme
 from tfbert.data.ner_alignment import (IGNORE_LABEL, convert_to_features,
                                        pad_batch, stitch_predictions)
 from tfbert.data.batching import FEATURES, prefetch_for_keras
@@ -146,10 +146,6 @@ class NerTask(runner.Task):
 
     def check(self):
         f = self.flags
-        if f.tag_scheme not in SCHEMES:
-            raise runner.UserError(
-                f"--tag_scheme must be one of {', '.join(SCHEMES)}, got "
-                f"{f.tag_scheme!r}")
         self.train_sentences = runner.first_examples(
             f, "train", self._read("train_file", f.do_train))
         self.eval_sentences = runner.first_examples(f, "eval", self._read(

@@ -86,10 +86,7 @@ class PretrainingTask(runner.Task):
         static, corpus = f[static_flag].value, f[corpus_flag].value
         if not needed:
             return None
-        if bool(static) == bool(corpus):
-            raise runner.UserError(
-                f"pass exactly one of --{static_flag} (static TFRecords) and "
-                f"--{corpus_flag} (raw text, dynamic masking)")
+        # Exactly one of the two (tfbert_cli.pretraining checks it).
         pattern = static or corpus
         files = sorted(path for p in pattern.split(",") for path in glob.glob(p))
         if not files:

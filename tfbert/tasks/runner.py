@@ -361,8 +361,6 @@ def run(task):
 
 
 @contextlib.contextmanager
-
-
 def warnings_as_lines():
     """Shows each Python warning raised in the block (e.g. a preset without
     weights) after it as one line, `PROGRAM: warning: MESSAGE`."""
