@@ -17,8 +17,6 @@ FLAGS = flags.FLAGS
 
 
 @dataclasses.dataclass(frozen=True)
-
-
 class ExtractionConfig:
     """What to extract (the program's flags)."""
 

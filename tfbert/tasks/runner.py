@@ -180,8 +180,6 @@ def write_json(path, value):
 
 
 @dataclasses.dataclass
-
-
 class Prepared:
     """What the lifecycle has built when training can start."""
 
