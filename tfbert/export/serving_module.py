@@ -417,7 +417,9 @@ def _shape_check(name, tensor, expected, dtype):
     signatures of `tf.saved_model.load` do).
     """
     shape = tf.shape(tensor)
-    shape = tf.boolean_mask(shape, shape >= 0)
+    # Where's output length is known only at run time (`boolean_mask`
+    # would reshape to the static length, and fail on another rank).
+    shape = tf.gather(shape, tf.where(shape >= 0)[:, 0])
     matches = tf.equal(tf.size(shape), len(expected))
     padded = tf.pad(shape, [[0, len(expected)]])[:len(expected)]
     for axis, size in enumerate(expected):
