@@ -12,6 +12,8 @@ skipped silently.
 import dataclasses
 import os
 
+from tfbert.data.table import utf8_lines
+
 
 @dataclasses.dataclass(frozen=True)
 class GlueTask:
@@ -148,18 +150,9 @@ def _read_rows(path):
     if os.path.isdir(path):
         raise IsADirectoryError(f"{path}: is a directory, expected a GLUE "
                                 ".tsv file")
-    with open(path, "rb") as f:
-        for number, raw in enumerate(f, start=1):
-            try:
-                line = raw.decode("utf-8")
-            except UnicodeDecodeError as e:
-                raise ValueError(f"{path}:{number}: invalid UTF-8 at byte "
-                                 f"{e.start}") from None
-            if number == 1:
-                line = line.lstrip("\ufeff")
-            line = line.rstrip("\r\n")
-            if not line.strip():
-                continue
+    for number, line in utf8_lines(path):
+        line = line.rstrip("\r\n")
+        if line.strip():
             yield number, line.split("\t")
 
 
