@@ -14,8 +14,7 @@ from tfbert.export.ner_serving import NerServingModule
 from tfbert.export.squad_serving import SquadServingModule
 from tfbert.models import (BertClassifier, BertEncoder, BertSpanLabeler,
                            BertTokenClassifier)
-from tfbert.text import BertTokenizer
-from tfbert.text.bert_preprocessor import BertPreprocessor
+from tfbert.text import BertPreprocessor, BertTokenizer
 
 NER_LABELS = ["O", "B-LOC", "I-LOC", "B-PER", "I-PER"]
 SEQ_LENGTH = 16

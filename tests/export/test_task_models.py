@@ -20,7 +20,7 @@ from tests.tasks.conftest import parse_task_flags, write_glue_subset
 from tfbert.models import BertClassifier, BertTextClassifier
 from tfbert.tasks import runner
 from tfbert.tasks.glue import GlueTask
-from tfbert.text.bert_preprocessor import BertPreprocessor
+from tfbert.text import BertPreprocessor
 
 LABEL_NAMES = ["negative", "positive"]
 TEXTS = ["a fine film", "a dull film", "great acting", "awful plot"]
