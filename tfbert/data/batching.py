@@ -15,7 +15,7 @@ def pack_texts(texts, labels, preprocessor, chunk_size=1024):
     Args:
       texts: a tuple of one or two lists of strings.
       labels: a list/array of labels, one per text.
-      preprocessor: a `BertPreprocessor` (its `seq_length` is the limit).
+      preprocessor: a `Preprocessor` (its `seq_length` is the limit).
       chunk_size: texts tokenized per call (tokenization is batched).
 
     Returns:
@@ -41,7 +41,7 @@ def count_truncated(texts, preprocessor, chunk_size=1024):
     Args:
       texts: a tuple of one or two lists of strings (an example's
         segments).
-      preprocessor: a `BertPreprocessor` or `Preprocessor`.
+      preprocessor: a `Preprocessor`.
 
     Returns:
       The number of examples whose tokens and special tokens together

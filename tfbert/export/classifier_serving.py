@@ -39,7 +39,7 @@ class ClassifierServingModule(ServingModule):
       model: a `BertClassifier` (logits [batch, classes], [batch, 1] for
         regression); the export computes them with
         `tfbert.inference.task_outputs`.
-      preprocessor: the `BertPreprocessor` the model was trained with; its
+      preprocessor: the `Preprocessor` the model was trained with; its
         `seq_length` is the token-id signature's sequence length.
       label_names: class names in id order, or None for regression.
       text_inputs: input names, ("sentence",) or ("sentence1", "sentence2").
