@@ -12,7 +12,7 @@ import dataclasses
 import json
 import os
 import sys
-import zipfile
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -20,6 +20,11 @@ import tensorflow as tf
 
 import tfbert
 from tfbert.config import BertConfig
+
+# This checkout's tests/ (for the helper) goes after the older checkout on
+# the path: that checkout's tfbert is the one to run.
+sys.path.append(str(Path(__file__).resolve().parents[2]))
+from keras_fixture_files import save_deflated  # noqa: E402
 
 out = sys.argv[1]
 keras.utils.set_random_seed(0)
@@ -46,20 +51,9 @@ models = {
 }
 
 
-def save(model, name):
-    stored = os.path.join(out, name + ".stored.keras")
-    model.save(stored)
-    with zipfile.ZipFile(stored) as source, zipfile.ZipFile(
-            os.path.join(out, name + ".keras"), "w", zipfile.ZIP_DEFLATED,
-            compresslevel=9) as deflated:
-        for member in source.infolist():
-            deflated.writestr(member.filename, source.read(member.filename))
-    os.remove(stored)
-
-
 expected = {}
 for name, model in models.items():
-    save(model, name)
+    save_deflated(model, out, name)
     feed = dict(inputs)
     if name == "BertPretrainer":
         feed["masked_lm_positions"] = np.array([[1, 2], [2, 3]], np.int32)
@@ -71,7 +65,7 @@ text = tfbert.BertTextClassifier(
     tfbert.BertPreprocessor(tfbert.BertTokenizer(vocab, lowercase=True),
                             seq_length=8, name="preprocessor"),
     tfbert.BertClassifier(encoder(), 2, name="classifier"))
-save(text, "BertTextClassifier")
+save_deflated(text, out, "BertTextClassifier")
 expected["BertTextClassifier"] = {
     "output": np.asarray(text(tf.constant(texts))).tolist()}
 json.dump({"inputs": {k: v.tolist() for k, v in inputs.items()},

@@ -13,7 +13,7 @@ import dataclasses
 import json
 import os
 import sys
-import zipfile
+from pathlib import Path
 
 import keras
 import numpy as np
@@ -22,6 +22,11 @@ import tensorflow as tf
 import tfbert
 from tfbert.text import ByteBpeTokenizer
 from tfbert.text.packing_layout import ROBERTA_LAYOUT
+
+# This checkout's tests/ (for the helper) goes after the older checkout on
+# the path: that checkout's tfbert is the one to run.
+sys.path.append(str(Path(__file__).resolve().parents[2]))
+from keras_fixture_files import save_deflated  # noqa: E402
 
 out = sys.argv[1]
 keras.utils.set_random_seed(0)
@@ -54,21 +59,10 @@ classifiers = {
 }
 
 
-def save(model, name):
-    stored = os.path.join(out, name + ".stored.keras")
-    model.save(stored)
-    with zipfile.ZipFile(stored) as source, zipfile.ZipFile(
-            os.path.join(out, name + ".keras"), "w", zipfile.ZIP_DEFLATED,
-            compresslevel=9) as deflated:
-        for member in source.infolist():
-            deflated.writestr(member.filename, source.read(member.filename))
-    os.remove(stored)
-
-
 expected = {}
 pairs = (tf.constant(texts_a), tf.constant(texts_b))
 for name, model in classifiers.items():
-    save(model, name)
+    save_deflated(model, out, name)
     packed = model.preprocessor(pairs)
     single = model.preprocessor(pairs[0])
     expected[name] = {
