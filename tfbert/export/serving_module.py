@@ -150,6 +150,7 @@ class ServingModule(tf.Module):
         # they check (see `signatures`); until then, the model's own
         # variables and the default bounds.
         self._untracked.weights = None
+        self._untracked.outputs_functions = None
         self._untracked.limits = RequestLimits()
         self._track_variables()
         self._tokenizer_resources = tokenizer
@@ -241,11 +242,34 @@ class ServingModule(tf.Module):
 
     def model_outputs(self, inputs):
         """The model's outputs for its token-id `inputs` (checked encoder
-        inputs, or what a task module builds from them), computed by
-        `tfbert.inference.task_outputs` with the export's
-        `feed_forward_shards` (inside the signatures' functions)."""
-        return task_outputs(self.model, inputs,
-                            feed_forward_shards=self.feed_forward_shards)
+        inputs, or what a task module builds from them: dict of int32
+        tensors), computed by `tfbert.inference.task_outputs` with the
+        export's `feed_forward_shards` (inside the signatures' functions).
+
+        Within `signatures` the computation is one function per input
+        structure (ranks and dtypes, every dimension unknown) that every
+        signature calls: the model is traced, and stored, once per export
+        instead of once per signature."""
+        functions = self._untracked.outputs_functions
+        if functions is None:
+            return self._task_outputs(inputs)
+        specs = {name: tf.TensorSpec([None] * tensor.shape.rank,
+                                     tensor.dtype, name=name)
+                 for name, tensor in inputs.items()}
+        key = tuple((name, spec.shape.rank, spec.dtype)
+                    for name, spec in specs.items())
+        if key not in functions:
+            functions[key] = tf.function(
+                self._task_outputs, autograph=False).get_concrete_function(
+                    specs)
+        return functions[key](inputs)
+
+    def _task_outputs(self, inputs):
+        # The weights' scope again: constant kernels must be made in the
+        # graph of the function that reads them.
+        with self._weights():
+            return task_outputs(self.model, inputs,
+                                feed_forward_shards=self.feed_forward_shards)
 
     def _weights(self):
         """A scope in which the model reads its weights as the export
@@ -277,6 +301,7 @@ class ServingModule(tf.Module):
         self._untracked.limits = limits or RequestLimits()
         self._untracked.weights = _ExportWeights(
             self.model, constant_kernels, feed_forward_shards)
+        self._untracked.outputs_functions = {}
         self._track_variables()
         id_specs = [tf.TensorSpec([None, self.max_seq_length], tf.int32,
                                   name=name) for name in INPUT_NAMES]
