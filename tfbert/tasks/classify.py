@@ -37,8 +37,8 @@ def pool_windows(logits, windows_per_text, pooling):
             / np.asarray(windows_per_text)[:, np.newaxis])
 
 
-# What a ClassifyTask is made from: a frozen dataclass with a field per flag of
-# its program (`tfbert_cli.classify`), each defaulting as the flag does.
+# What a ClassifyTask is made from: a frozen dataclass, a field per
+# flag of `tfbert_cli.classify` with the flag's default.
 ClassifyConfig = classify_program.PROGRAM.config_class
 
 

@@ -152,8 +152,8 @@ def write_submission(path, task, examples, predictions):
         f.write("\n".join(lines) + "\n")
 
 
-# What a GlueTask is made from: a frozen dataclass with a field per flag of
-# its program (`tfbert_cli.glue`), each defaulting as the flag does.
+# What a GlueTask is made from: a frozen dataclass, a field per
+# flag of `tfbert_cli.glue` with the flag's default.
 GlueConfig = glue_program.PROGRAM.config_class
 
 

@@ -55,8 +55,8 @@ def predict_probabilities(model, dataset):
     return tf.nn.softmax(logits, axis=-1).numpy()
 
 
-# What a MultipleChoiceTask is made from: a frozen dataclass with a field per flag of
-# its program (`tfbert_cli.multiple_choice`), each defaulting as the flag does.
+# What a MultipleChoiceTask is made from: a frozen dataclass, a field
+# per flag of `tfbert_cli.multiple_choice` with the flag's default.
 MultipleChoiceConfig = mc_program.PROGRAM.config_class
 
 

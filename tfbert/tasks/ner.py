@@ -124,8 +124,8 @@ def write_predictions(path, sentences, predicted):
             f.write("\n")
 
 
-# What a NerTask is made from: a frozen dataclass with a field per flag of
-# its program (`tfbert_cli.ner`), each defaulting as the flag does.
+# What a NerTask is made from: a frozen dataclass, a field per
+# flag of `tfbert_cli.ner` with the flag's default.
 NerConfig = ner_program.PROGRAM.config_class
 
 

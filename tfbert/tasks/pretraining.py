@@ -71,8 +71,8 @@ def evaluate(model, dataset):
             for name, value in results.items()}
 
 
-# What a PretrainingTask is made from: a frozen dataclass with a field per flag of
-# its program (`tfbert_cli.pretraining`), each defaulting as the flag does.
+# What a PretrainingTask is made from: a frozen dataclass, a field per
+# flag of `tfbert_cli.pretraining` with the flag's default.
 PretrainingConfig = pretraining_program.PROGRAM.config_class
 
 

@@ -57,8 +57,8 @@ class Task:
 
     An instance is made from a config, an instance of
     `program.config_class` (a field per flag; `config`). The runner
-    calls, in order: `check` (pure Python: reading every input file
-    the run will need, once `program.check` has checked the flag values),
+    calls, in order: `check` (pure Python: reading every input file the
+    run will need, once `program.check` has checked the config's values),
     `build_inputs` (tokenizer / preprocessor and datasets; TF ops may run),
     `build_model` (inside the strategy scope), then
     `train_dataset`/`compile_args` (with --do_train), `evaluate`,
@@ -183,8 +183,8 @@ class Prepared:
 
 
 def _fingerprint(task):
-    """The training flags and data that a model directory's state belongs
-    to."""
+    """The training parameters and data that a model directory's state
+    belongs to."""
     from tfbert.training import file_fingerprint
 
     names = [name for name in _TRAINING_PARAMETERS

@@ -34,8 +34,8 @@ MAIN_METRICS = {"sts": "spearman_cosine",
                 "retrieval": "ndcg@10"}
 
 
-# What a SentenceTask is made from: a frozen dataclass with a field per flag of
-# its program (`tfbert_cli.sentence`), each defaulting as the flag does.
+# What a SentenceTask is made from: a frozen dataclass, a field per
+# flag of `tfbert_cli.sentence` with the flag's default.
 SentenceConfig = sentence_program.PROGRAM.config_class
 
 

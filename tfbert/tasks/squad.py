@@ -105,8 +105,8 @@ def evaluate(examples, result, version_2):
     return metrics
 
 
-# What a SquadTask is made from: a frozen dataclass with a field per flag of
-# its program (`tfbert_cli.squad`), each defaulting as the flag does.
+# What a SquadTask is made from: a frozen dataclass, a field per
+# flag of `tfbert_cli.squad` with the flag's default.
 SquadConfig = squad_program.PROGRAM.config_class
 
 
