@@ -49,8 +49,8 @@ class ClassifyTask(runner.Task):
     name = "classify"
     program = classify_program.PROGRAM
     training_parameters = tuple(name for _, name, *_ in program.flags
-                           if name not in ("train_file", "eval_file",
-                                           "predict_file"))
+                                if name not in ("train_file", "eval_file",
+                                                "predict_file"))
 
     def _kind(self):
         return classify_program.kind(self.config)

@@ -134,11 +134,12 @@ class NerTask(runner.Task):
 
     name = "ner"
     program = ner_program.PROGRAM
-    training_parameters = ("labels", "use_crf", "window_stride", "tag_column",
-                      "tag_scheme") + teacher.TRAINING_PARAMETERS
+    training_parameters = ("labels", "use_crf", "window_stride",
+                           "tag_column", "tag_scheme"
+                           ) + teacher.TRAINING_PARAMETERS
 
     def _read(self, flag, needed, require_tags=True):
-        path = self.getattr(config, flag)
+        path = getattr(self.config, flag)
         if not needed:
             return None
         if not path:

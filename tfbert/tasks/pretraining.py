@@ -82,9 +82,9 @@ class PretrainingTask(runner.Task):
     name = "pretrain"
     program = pretraining_program.PROGRAM
     training_parameters = ("input_file", "corpus_file", "num_train_steps",
-                      "max_predictions_per_seq", "masked_lm_prob",
-                      "short_seq_prob", "do_whole_word_mask",
-                      "bert_config_file", "generator_checkpoint")
+                           "max_predictions_per_seq", "masked_lm_prob",
+                           "short_seq_prob", "do_whole_word_mask",
+                           "bert_config_file", "generator_checkpoint")
 
     def _sources(self, static_flag, corpus_flag, needed):
         f = self.config

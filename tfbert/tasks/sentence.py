@@ -45,8 +45,8 @@ class SentenceTask(runner.Task):
     name = "sentence"
     program = sentence_program.PROGRAM
     training_parameters = ("train_file", "text_a_column", "text_b_column",
-                      "text_negative_column", "label_column", "score_scale",
-                      "loss", "pooling", "normalize")
+                           "text_negative_column", "label_column",
+                           "score_scale", "loss", "pooling", "normalize")
 
     def check(self):
         f = self.config

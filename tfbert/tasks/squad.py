@@ -116,7 +116,7 @@ class SquadTask(runner.Task):
     name = "squad"
     program = squad_program.PROGRAM
     training_parameters = (("version", "doc_stride", "max_query_length")
-                      + teacher.TRAINING_PARAMETERS)
+                           + teacher.TRAINING_PARAMETERS)
 
     def check(self):
         f = self.config
@@ -139,7 +139,7 @@ class SquadTask(runner.Task):
         self.teacher = teacher.check(f, {"version": f.version})
 
     def _read(self, flag, needed):
-        path = self.getattr(config, flag)
+        path = getattr(self.config, flag)
         if not needed:
             return []
         if not path:
