@@ -3,6 +3,9 @@ line: the library never sees flags."""
 
 import ast
 import importlib
+import os
+import subprocess
+import sys
 
 import pytest
 
@@ -55,3 +58,15 @@ def test_tasks_never_import_absl():
             else:
                 continue
             assert not any(n.split(".")[0] == "absl" for n in names), path
+
+
+def test_task_programs_specs_import_no_absl():
+    # What tfbert.tasks imports of tfbert_cli: absl only comes with `main`.
+    modules = ", ".join(f"tfbert_cli.{name}" for name in RUNNER_PROGRAMS)
+    code = (f"import sys, {modules}\n"
+            "assert 'absl' not in sys.modules, 'absl imported'")
+    result = subprocess.run(
+        [sys.executable, "-c", code], capture_output=True, text=True,
+        timeout=60, cwd=REPO_ROOT,
+        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT)))
+    assert result.returncode == 0, result.stderr[-2000:]
