@@ -5,6 +5,7 @@ The command line (flags, the checks on their values, --help) is
 `tfbert_cli.pretraining`.
 """
 
+import dataclasses
 import glob
 import os
 import warnings
@@ -252,10 +253,13 @@ class PretrainingTask(runner.Task):
         dataset, steps = self._dataset(self.train_source, f.train_batch_size,
                                        training=True)
         if f.num_train_steps:
-            # The runner trains num_train_epochs * steps batches.
-            f.num_train_epochs = f.num_train_steps / steps
-            if f.checkpoint_steps is None:
-                f.checkpoint_steps = min(steps, f.num_train_steps)
+            # The runner trains num_train_epochs * steps batches (of the
+            # config it reads after this call).
+            self.config = dataclasses.replace(
+                f, num_train_epochs=f.num_train_steps / steps,
+                checkpoint_steps=(min(steps, f.num_train_steps)
+                                  if f.checkpoint_steps is None
+                                  else f.checkpoint_steps))
         return dataset, steps
 
     def compile_args(self):

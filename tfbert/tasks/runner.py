@@ -278,7 +278,10 @@ def execute(task, prepared):
         def evaluate_fn():
             return task.evaluate(model)[0]
         train(model, dataset, steps_per_epoch=steps,
-              config=task_flags.training_config(f), strategy=prepared.strategy,
+              # Read after train_dataset, which may set the epochs
+              # (pretraining's num_train_steps).
+              config=task_flags.training_config(task.config),
+              strategy=prepared.strategy,
               evaluate_fn=(evaluate_fn if task.main_metric is not None
                            else None),
               best_metric=task.main_metric,
