@@ -32,7 +32,7 @@ model.
 """
 
 from tfbert_cli import task_flags
-from tfbert_cli.program import UserError
+from tfbert_cli.errors import UserError
 
 _FLAGS = (
     ("string", "train_file", None,
@@ -76,7 +76,7 @@ def _check(f):
     for action, flag in (("do_train", "train_file"),
                          ("do_eval", "eval_file"),
                          ("do_predict", "predict_file")):
-        if f[action].value and not f[flag].value:
+        if getattr(f, action) and not getattr(f, flag):
             raise UserError(f"--{action} needs --{flag}")
     if f.regression and f.multi_label:
         raise UserError("--regression and --multi_label exclude "
@@ -93,15 +93,24 @@ def _check(f):
     if f.doc_stride and f.text_b_column:
         raise UserError("--doc_stride is read only without "
                         "--text_b_column (single texts)")
-    if f["window_pooling"].present and not f.doc_stride:
-        raise UserError("--window_pooling is read only with "
-                        "--doc_stride")
     if not f.label_separator:
         raise UserError("--label_separator must not be empty")
 
 
+def _check_given(f):
+    if f["window_pooling"].present and not f.doc_stride:
+        raise UserError("--window_pooling is read only with "
+                        "--doc_stride")
+    # Per-window teacher logits would need per-window targets; the class
+    # weights would weigh the hard term only.
+    for flag in ("doc_stride", "class_weights"):
+        if f[flag].present and f.teacher_model_dir:
+            raise UserError(f"--{flag} is not read with --teacher_model_dir")
+
+
 PROGRAM = task_flags.TaskProgram(
     task="tfbert.tasks.classify:ClassifyTask", flags=_FLAGS, check=_check,
+    check_given=_check_given,
     minimum_seq_length=lambda f: 5 if f.text_b_column else 3)
 
 

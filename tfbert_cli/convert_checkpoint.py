@@ -35,7 +35,7 @@ _FLAGS = (
 
 def main():
     program.main_program(
-        _FLAGS, "tfbert.tasks.convert_checkpoint:convert_from_flags",
+        _FLAGS, "tfbert.tasks.convert_checkpoint:run",
         required=("input", "output_dir"), doc=__doc__)
 
 

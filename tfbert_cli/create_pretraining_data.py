@@ -54,7 +54,7 @@ def _check():
 
 def main():
     program.main_program(
-        _FLAGS, "tfbert.tasks.create_pretraining_data:create_from_flags",
+        _FLAGS, "tfbert.tasks.create_pretraining_data:run",
         required=("input_file", "output_file"), check=_check, doc=__doc__)
 
 

@@ -60,7 +60,7 @@ _FLAGS = (
 
 def main():
     program.main_program(
-        _FLAGS, "tfbert.tasks.export_tfhub:export_from_flags",
+        _FLAGS, "tfbert.tasks.export_tfhub:run",
         required=("init_checkpoint",), doc=__doc__)
 
 

@@ -54,7 +54,7 @@ _FLAGS = (
 
 def main():
     program.main_program(
-        _FLAGS, "tfbert.tasks.extract_features:extract_from_flags",
+        _FLAGS, "tfbert.tasks.extract_features:run",
         required=("input_file", "output_file"), doc=__doc__)
 
 

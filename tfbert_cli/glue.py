@@ -10,7 +10,7 @@ MODEL_DIR/predictions/ and a raw-text SavedModel under EXPORT_DIR/<version>/.
 """
 
 from tfbert_cli import task_flags
-from tfbert_cli.program import UserError
+from tfbert_cli.errors import UserError
 
 # The GLUE tasks, sorted (`tfbert.data.glue.TASKS`, which a test keeps
 # equal).

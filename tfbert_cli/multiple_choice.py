@@ -14,7 +14,7 @@ MODEL_DIR/predictions.jsonl for --test_file, and a raw-text SavedModel.
 """
 
 from tfbert_cli import task_flags
-from tfbert_cli.program import UserError
+from tfbert_cli.errors import UserError
 
 _FLAGS = (
     ("string", "train_file", None, "Training examples (.csv or .jsonl)."),
@@ -32,7 +32,7 @@ def _check(f):
     for action, flag in (("do_train", "train_file"),
                          ("do_eval", "dev_file"),
                          ("do_predict", "test_file")):
-        if f[action].value and not f[flag].value:
+        if getattr(f, action) and not getattr(f, flag):
             raise UserError(f"--{action} needs --{flag}")
 
 

@@ -22,7 +22,7 @@ Sentences longer than a window are cut into overlapping windows.
 """
 
 from tfbert_cli import task_flags
-from tfbert_cli.program import UserError
+from tfbert_cli.errors import UserError
 
 # `tfbert.data.tag_schemes.SCHEMES`, which a test keeps equal.
 TAG_SCHEMES = ("iob1", "iob2", "bioes", "plain")

@@ -36,7 +36,7 @@ accepts.
 """
 
 from tfbert_cli import task_flags
-from tfbert_cli.program import UserError
+from tfbert_cli.errors import UserError
 
 _FLAGS = (
     ("string", "input_file", None,
@@ -63,7 +63,8 @@ _FLAGS = (
 
 
 def _one_source(f, static_flag, corpus_flag, needed):
-    if needed and bool(f[static_flag].value) == bool(f[corpus_flag].value):
+    if needed and (bool(getattr(f, static_flag))
+                   == bool(getattr(f, corpus_flag))):
         raise UserError(
             f"pass exactly one of --{static_flag} (static TFRecords) and "
             f"--{corpus_flag} (raw text, dynamic masking)")

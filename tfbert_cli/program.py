@@ -7,35 +7,14 @@ Every user mistake is one line, `PROGRAM: error: MESSAGE`, exit status 2.
 """
 
 import importlib
-import os
 import sys
 
 from absl import app, flags, logging
 
+from tfbert_cli.errors import UserError, report_error
+from tfbert_cli.specs import config_class, config_of
+
 FLAGS = flags.FLAGS
-
-
-class UserError(ValueError):
-    """A mistake in the command line or the input files: reported as one
-    line, without a traceback."""
-
-
-def program_name():
-    """The running program's name, as its messages start: `tfbert-glue`, or
-    `glue` for `python -m tasks.glue`."""
-    return os.path.basename(sys.argv[0]).removesuffix(".py")
-
-
-def report_error(error, label="error"):
-    """Prints `error` as one line: `PROGRAM: error: MESSAGE` (`PROGRAM:
-    MESSAGE` without a `label`)."""
-    message = str(error) or type(error).__name__
-    if isinstance(error, OSError) and error.strerror:
-        message = (f"{error.filename}: {error.strerror}" if error.filename
-                   else error.strerror)
-    prefix = (f"{program_name()}: {label}: " if label
-              else f"{program_name()}: ")
-    print(prefix + " ".join(message.split()), file=sys.stderr)
 
 
 def define(fv, specs):
@@ -45,6 +24,12 @@ def define(fv, specs):
     for kind, name, default, help_text, *values in specs:
         define_fn = getattr(flags, f"DEFINE_{kind}")
         define_fn(name, default, *values, help_text, flag_values=fv)
+
+
+def parsed_config(specs, flag_values=FLAGS):
+    """The values of the parsed flags defined from `specs`, as an instance
+    of their `config_class` (what a program's body is called with)."""
+    return config_of(config_class("ProgramConfig", specs), flag_values)
 
 
 def _parse_flags(argv, flag_values=FLAGS):
@@ -76,7 +61,9 @@ def main_program(specs, body, *, required=(), check=None, doc=None,
     callable `specs`; all shown by --help, after `doc`), checks the
     `required` ones and calls `check()` (Python only; raises `UserError`),
     then imports `body` ("module:function", or a callable) and exits with
-    `body()`'s status. The `user_errors` raised by the checks or `body`
+    the status `body(config)` returns: `config` is the flags' values as a
+    `specs.config_class` of the specs (None for callable `specs`, whose
+    body reads its own). The `user_errors` raised by the checks or `body`
     are reported in one line, with exit status 2."""
     if doc:
         sys.modules["__main__"].__doc__ = doc
@@ -101,8 +88,9 @@ def main_program(specs, body, *, required=(), check=None, doc=None,
         except (ValueError, OSError) as error:
             report_error(error)
             sys.exit(2)
+        config = None if callable(specs) else parsed_config(specs)
         try:
-            status = _resolve(body)()
+            status = _resolve(body)(config)
         except user_errors as error:
             report_error(error)
             status = 2

@@ -25,7 +25,7 @@ The losses (`tfbert.losses`) and what they read:
 """
 
 from tfbert_cli import task_flags
-from tfbert_cli.program import UserError
+from tfbert_cli.errors import UserError
 
 # The training losses, sorted (`tfbert.tasks.sentence.LOSSES`, which a test
 # keeps equal).

@@ -12,7 +12,7 @@ SavedModel (`tfbert.export.squad_serving`).
 """
 
 from tfbert_cli import task_flags
-from tfbert_cli.program import UserError
+from tfbert_cli.errors import UserError
 
 _FLAGS = (
     ("enum", "version", "1.1",
@@ -40,9 +40,9 @@ _FLAGS = (
 def _check(f):
     for name in ("doc_stride", "max_query_length", "n_best_size",
                  "max_answer_length"):
-        if f[name].value <= 0:
+        if getattr(f, name) <= 0:
             raise UserError(f"--{name} must be positive, got "
-                            f"{f[name].value}")
+                            f"{getattr(f, name)}")
 
 
 PROGRAM = task_flags.TaskProgram(

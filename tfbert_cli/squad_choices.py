@@ -35,7 +35,7 @@ def _check():
 
 def main():
     program.main_program(
-        _FLAGS, "tfbert.tasks.squad_choices:write_from_flags",
+        _FLAGS, "tfbert.tasks.squad_choices:run",
         required=("squad_file", "output_dir"), check=_check, doc=__doc__)
 
 

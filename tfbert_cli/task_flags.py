@@ -2,18 +2,26 @@
 
 A task program (`tfbert-glue`, `tfbert-squad`, ...) is a `TaskProgram`: its
 own flags, the shared flags it offers and their defaults, and the checks on
-flag values that need only Python. `main` parses the command line and runs
-those checks before it imports the task (`tfbert.tasks.X`, which imports
-TensorFlow) and hands it to the runner (`tfbert.tasks.runner.run`).
+flag values that need only Python. Its `config_class` is the frozen
+dataclass of the task's settings, made from the same specs: the task
+(`tfbert.tasks.X`) is made from an instance of it, never from flags. `main`
+parses the command line, runs the checks before it imports the task (which
+imports TensorFlow), turns the flags into that config once and hands the
+task to the runner (`tfbert.tasks.runner.run`).
+
+Everything here but `define_flags` and `main` is plain Python without absl,
+so the library imports the specs and checks without it.
 """
 
 import dataclasses
+import functools
 import importlib
 import os
 import tempfile
 from collections.abc import Callable
 
-from tfbert_cli.program import FLAGS, UserError, define, main_program
+from tfbert_cli import specs as flag_specs
+from tfbert_cli.errors import UserError
 from tfbert_config.bounds import ParameterError
 from tfbert_config.export import (FEED_FORWARD_SHARDS, ExportConfig,
                                   RequestLimits)
@@ -157,32 +165,94 @@ class TaskProgram:
         default).
       minimum_seq_length: `(flag_values) -> int`, the shortest
         --max_seq_length the task can use.
-      check: `(flag_values) -> None`, the task's checks on its flag values
-        (combinations, bounds) that read no file; raises `UserError`.
+      check: `(values) -> None`, the task's checks on its values (its
+        config, or the parsed flags: read as attributes), combinations and
+        bounds that read no file; raises `UserError`.
+      check_given: `(flag_values) -> None`, the checks that need to know
+        which flags the command line gave (absl `FlagValues`); made by the
+        command line only, before the config.
     """
 
     task: str
     flags: tuple = ()
     defaults: dict = dataclasses.field(default_factory=dict)
     optional_flags: frozenset = OPTIONAL_FLAGS
-    minimum_seq_length: Callable = lambda flag_values: 3
-    check: Callable = lambda flag_values: None
+    minimum_seq_length: Callable = lambda values: 3
+    check: Callable = lambda values: None
+    check_given: Callable = lambda flag_values: None
+
+    @functools.cached_property
+    def specs(self):
+        """The specs of every flag the program offers: the shared ones
+        (with the program's defaults), then its own."""
+        return tuple(
+            (kind, name, self.defaults.get(name, default), *rest)
+            for kind, name, default, *rest in SHARED_FLAGS
+            if name not in OPTIONAL_FLAGS or name in self.optional_flags
+        ) + tuple(self.flags)
+
+    @functools.cached_property
+    def flag_names(self):
+        """The names of the flags the program offers."""
+        return frozenset(spec[1] for spec in self.specs)
+
+    @functools.cached_property
+    def config_class(self):
+        """The task's config: a frozen dataclass with a field per flag the
+        program offers (its default the flag's) and per shared flag it does
+        not offer (the shared default), e.g. `GlueConfig` for
+        "tfbert.tasks.glue:GlueTask"."""
+        module, task = self.task.split(":")
+        offered = self.flag_names
+        unoffered = tuple(spec for spec in SHARED_FLAGS
+                          if spec[1] not in offered)
+        return flag_specs.config_class(
+            task.removesuffix("Task") + "Config", self.specs + unoffered,
+            module=module)
+
+    def config(self, flag_values):
+        """The `config_class` instance of parsed flags (or any object with
+        the offered flags as attributes)."""
+        return flag_specs.config_of(self.config_class, flag_values,
+                                    self.flag_names)
 
 
-def define_flags(program, fv=FLAGS):
-    """Defines the shared flags `program` offers, with its defaults, then
-    its own, in the `FlagValues` `fv`."""
-    define(fv, [
-        (kind, name, program.defaults.get(name, default), *rest)
-        for kind, name, default, *rest in SHARED_FLAGS
-        if name not in OPTIONAL_FLAGS or name in program.optional_flags])
-    define(fv, program.flags)
+def define_flags(program, fv=None):
+    """Defines the flags `program` offers in the `FlagValues` `fv` (default
+    absl's global `FLAGS`)."""
+    # absl is imported by a program that runs: the library reads the specs
+    # above without it.
+    from tfbert_cli import program as absl_program
+
+    absl_program.define(absl_program.FLAGS if fv is None else fv,
+                        program.specs)
+
+
+def check_given(f, program):
+    """The checks on the parsed flags `f` (absl `FlagValues`) that need to
+    know which flags were given, shared and the program's; raises
+    `UserError`."""
+    if ("export_feed_forward_shards" in f
+            and f["export_feed_forward_shards"].present
+            and f.export_constant_kernels):
+        raise UserError("--export_feed_forward_shards is read only "
+                        "without --export_constant_kernels (constant "
+                        "kernels stay whole)")
+    if f["do_lower_case"].present and not f.vocab_file:
+        raise UserError("--do_lower_case is read only with --vocab_file")
+    if "teacher_model_dir" in f and not f.teacher_model_dir:
+        for _, name, *_ in DISTILL_FLAGS[1:]:
+            if f[name].present:
+                raise UserError(
+                    f"--{name} is read only with --teacher_model_dir")
+    program.check_given(f)
 
 
 def check_flags(f, program, minimum_seq_length=None):
-    """The checks on the flag values `f` that read no file: the shared
-    flags' (with --max_seq_length at least `minimum_seq_length`, default
-    the program's), then the program's own; raises `UserError`."""
+    """The checks on the values `f` (a task config, or the parsed flags:
+    read as attributes) that read no file: the shared flags' (with
+    --max_seq_length at least `minimum_seq_length`, default the
+    program's), then the program's own; raises `UserError`."""
 
     def require(condition, message):
         if not condition:
@@ -191,57 +261,47 @@ def check_flags(f, program, minimum_seq_length=None):
     if minimum_seq_length is None:
         minimum_seq_length = program.minimum_seq_length(f)
     require(f.model_dir, "--model_dir is required")
+    predicts = "do_predict" in program.flag_names
     actions = [f.do_train, f.do_eval, bool(f.export_dir),
-               f["do_predict"].value if "do_predict" in f else False]
+               predicts and f.do_predict]
     require(any(actions), "nothing to do: pass --do_train, --do_eval"
-            + (", --do_predict" if "do_predict" in f else "")
+            + (", --do_predict" if predicts else "")
             + " or --export_dir")
     require(f.max_seq_length >= minimum_seq_length,
             f"--max_seq_length={f.max_seq_length} is too short for this task "
             f"(at least {minimum_seq_length})")
     for name in ("train_batch_size", "eval_batch_size"):
-        require(f[name].value > 0, f"--{name} must be positive, got "
-                f"{f[name].value}")
+        require(getattr(f, name) > 0, f"--{name} must be positive, got "
+                f"{getattr(f, name)}")
     training_config(f)  # Its bounds, named as flags.
     for split in ("train", "eval", "predict"):
         name = f"max_{split}_examples"
-        if name in f:
-            require(f[name].value >= 0, f"--{name} must be >= 0 (0 = all), "
-                    f"got {f[name].value}")
-    if "export_constant_kernels" in f:
-        require(not f.export_constant_kernels
-                or f.export_precision == "bfloat16",
-                "--export_constant_kernels is read only with "
-                "--export_precision=bfloat16")
-    if "export_feed_forward_shards" in f:
-        require(f.export_feed_forward_shards >= 1,
-                "--export_feed_forward_shards must be >= 1, got "
-                f"{f.export_feed_forward_shards}")
-        require(not (f["export_feed_forward_shards"].present
-                     and "export_constant_kernels" in f
-                     and f.export_constant_kernels),
-                "--export_feed_forward_shards is read only without "
-                "--export_constant_kernels (constant kernels stay whole)")
+        require(getattr(f, name) >= 0, f"--{name} must be >= 0 (0 = all), "
+                f"got {getattr(f, name)}")
+    require(not f.export_constant_kernels or f.export_precision == "bfloat16",
+            "--export_constant_kernels is read only with "
+            "--export_precision=bfloat16")
+    require(f.export_feed_forward_shards >= 1,
+            "--export_feed_forward_shards must be >= 1, got "
+            f"{f.export_feed_forward_shards}")
     for name in ("export_max_text_chars", "export_max_batch_chars",
                  "export_max_windows"):
-        if name in f:
-            require(f[name].value >= 1,
-                    f"--{name} must be >= 1, got {f[name].value}")
+        require(getattr(f, name) >= 1,
+                f"--{name} must be >= 1, got {getattr(f, name)}")
     require(f.tpu is None or f.distribution_strategy == "tpu",
             "--tpu is read only with --distribution_strategy=tpu")
     require(f.num_gpus is None or f.distribution_strategy in (
         "one_device", "mirrored"), "--num_gpus is read only with "
             "--distribution_strategy=one_device or mirrored")
-    require(not f["do_lower_case"].present or f.vocab_file,
-            "--do_lower_case is read only with --vocab_file")
     if f.vocab_file and not os.path.isfile(f.vocab_file):
         raise UserError(f"--vocab_file={f.vocab_file}: no such file")
     program.check(f)
 
 
 def training_config(f):
-    """The `TrainingConfig` the flag values `f` describe; a value out of its
-    bounds is a `UserError` naming the flag."""
+    """The `TrainingConfig` the values `f` (a task config, or parsed flags)
+    describe; a value out of its bounds is a `UserError` naming the
+    flag."""
     try:
         return TrainingConfig(
             model_dir=f.model_dir, num_train_epochs=f.num_train_epochs,
@@ -258,13 +318,14 @@ def training_config(f):
                         f"{error.value}") from None
 
 
-def export_config(f):
-    """The `ExportConfig` the flag values `f` describe (the defaults of the
-    export flags a task does not offer)."""
-    offered = {name: f[f"export_{name}"].value for name in (
+def export_config(f, program):
+    """The `ExportConfig` the values `f` (a task config) describe (the
+    `ExportConfig` defaults of the export flags `program` does not
+    offer)."""
+    offered = {name: getattr(f, f"export_{name}") for name in (
         "precision", "token_ids_only", "constant_kernels",
         "feed_forward_shards", "max_text_chars", "max_batch_chars",
-        "max_windows") if f"export_{name}" in f}
+        "max_windows") if f"export_{name}" in program.flag_names}
     limits = RequestLimits(**{
         name: offered.pop(name)
         for name in ("max_text_chars", "max_batch_chars", "max_windows")
@@ -299,10 +360,10 @@ def check_output_location(flag, path):
 
 def check_output_locations(f):
     """`check_output_location` of --model_dir and --export_dir (where
-    predictions also go to --model_dir)."""
+    predictions also go to --model_dir) of the values `f`."""
     for flag in ("model_dir", "export_dir"):
-        if f[flag].value:
-            check_output_location(flag, f[flag].value)
+        if getattr(f, flag):
+            check_output_location(flag, getattr(f, flag))
 
 
 def main(program, doc):
@@ -311,16 +372,24 @@ def main(program, doc):
     found by the checks here before TensorFlow is imported, and those the
     runner finds (`tfbert.tasks.runner.run`)."""
 
-    def check():
-        check_flags(FLAGS, program)
-        check_output_locations(FLAGS)
+    from tfbert_cli.program import FLAGS, main_program
 
-    def run():
+    config = None
+
+    def check():
+        nonlocal config
+        check_given(FLAGS, program)
+        # The flags become the task's config here, once.
+        config = program.config(FLAGS)
+        check_flags(config, program)
+        check_output_locations(config)
+
+    def run(_):
         from tfbert.tasks import runner
 
         module, name = program.task.split(":")
         task_class = getattr(importlib.import_module(module), name)
-        return runner.run(task_class(FLAGS))
+        return runner.run(task_class(config))
 
     main_program(lambda: define_flags(program), run, check=check, doc=doc,
                  user_errors=())

@@ -9,14 +9,30 @@ from absl import flags
 from tfbert.data import glue as glue_data
 from tfbert.tasks import runner
 from tfbert_cli import task_flags
+from tfbert_cli.errors import UserError, report_error
 
 
 def parse_task_flags(task_class, argv):
-    """A task instance for `argv`, with flags in a fresh `FlagValues`."""
+    """A task instance for `argv`, made as the command line makes it: the
+    flags parsed in a fresh `FlagValues`, the checks on which were given
+    (`UserError`), then the task's config."""
     flag_values = flags.FlagValues()
     task_flags.define_flags(task_class.program, flag_values)
     flag_values(["test", *map(str, argv)])
-    return task_class(flag_values)
+    task_flags.check_given(flag_values, task_class.program)
+    return task_class(task_class.program.config(flag_values))
+
+
+def run_program(task_class, argv):
+    """`runner.run` of `argv`'s task, returning its exit status; a refusal
+    of `parse_task_flags` is reported as the program reports it (one line,
+    status 2)."""
+    try:
+        task = parse_task_flags(task_class, argv)
+    except UserError as error:
+        report_error(error)
+        return 2
+    return runner.run(task)
 
 
 def run_task(task_class, argv):

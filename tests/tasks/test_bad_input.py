@@ -17,7 +17,8 @@ import time
 import pytest
 
 from tests.conftest import REPO_ROOT
-from tests.tasks.conftest import parse_task_flags, write_glue_subset
+from tests.tasks.conftest import (parse_task_flags, run_program,
+                                  write_glue_subset)
 from tfbert.tasks import runner
 from tfbert.tasks.classify import ClassifyTask
 from tfbert.tasks.glue import GlueTask
@@ -31,7 +32,7 @@ from tfbert_cli import program, task_flags
 def _refused(capsys, task_class, argv, *expected):
     """Runs `argv`; asserts exit status 2 and one stderr line holding every
     `expected` text; returns that line."""
-    status = runner.run(parse_task_flags(task_class, argv))
+    status = run_program(task_class, argv)
     err = capsys.readouterr().err.strip()
     assert status == 2, err
     assert len(err.splitlines()) == 1, err
@@ -195,7 +196,7 @@ def test_preset_without_weights_warns(capsys, tmp_path, sst2_dir):
             "--init_checkpoint=bert-base-uncased",
             f"--model_dir={tmp_path / 'model'}", "--do_train",
             "--max_seq_length=600"]
-    status = runner.run(parse_task_flags(GlueTask, args))
+    status = run_program(GlueTask, args)
     warning, error = capsys.readouterr().err.strip().splitlines()
     assert status == 2
     assert re.fullmatch(r"\S+: warning: preset 'bert-base-uncased' has no "
@@ -432,8 +433,9 @@ def test_extract_features_refuses(capsys, tmp_path, tiny_checkpoint, args,
     program.define(flag_values, extract_features_program._FLAGS)
     flag_values(["test", *argv])
     with pytest.raises((ValueError, OSError)) as error:
-        extract_features.extract(
-            extract_features.config_from_flags(flag_values), verbose=0)
+        extract_features.extract(extract_features.extraction_config(
+            program.parsed_config(extract_features_program._FLAGS,
+                                  flag_values)), verbose=0)
     program.report_error(error.value)
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and expected in err, err
@@ -502,7 +504,8 @@ def test_squad_choices_refuses(capsys, tmp_path, shared_data_dir, args,
     flag_values(["test", f"--output_dir={tmp_path / 'out'}",
                  *(arg.format(**paths) for arg in args)])
     with pytest.raises((ValueError, OSError)) as error:
-        squad_choices.write_from_flags(flag_values)
+        squad_choices.run(program.parsed_config(squad_choices_program._FLAGS,
+                                                flag_values))
     runner.report_error(error.value)
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and re.search(expected, err), err
@@ -550,7 +553,7 @@ def _small_tmpfs(path, size):
 
 
 def _failed(capsys, status, task_class, argv, *expected):
-    got = runner.run(parse_task_flags(task_class, argv))
+    got = run_program(task_class, argv)
     out, err = capsys.readouterr()
     err = err.strip()
     assert got == status, out + err

@@ -37,21 +37,26 @@ def pool_windows(logits, windows_per_text, pooling):
             / np.asarray(windows_per_text)[:, np.newaxis])
 
 
+# What a ClassifyTask is made from: a frozen dataclass, a field per
+# flag of `tfbert_cli.classify` with the flag's default.
+ClassifyConfig = classify_program.PROGRAM.config_class
+
+
 class ClassifyTask(runner.Task):
     """Classification, multi-label classification and regression of a
     user's table files."""
 
     name = "classify"
     program = classify_program.PROGRAM
-    training_flags = tuple(name for _, name, *_ in program.flags
-                           if name not in ("train_file", "eval_file",
-                                           "predict_file"))
+    training_parameters = tuple(name for _, name, *_ in program.flags
+                                if name not in ("train_file", "eval_file",
+                                                "predict_file"))
 
     def _kind(self):
-        return classify_program.kind(self.flags)
+        return classify_program.kind(self.config)
 
     def check(self):
-        f = self.flags
+        f = self.config
         kind = self._kind()
         columns = data.Columns(f.text_a_column, f.text_b_column,
                                f.label_column)
@@ -88,8 +93,8 @@ class ClassifyTask(runner.Task):
 
     def _teacher(self, labels):
         """The checked `Teacher` of --teacher_model_dir, or None."""
-        f = self.flags
-        found = teacher.check_flags(
+        f = self.config
+        found = teacher.check(
             f, {"regression": f.regression, "multi_label": f.multi_label,
                 "text_b_column": f.text_b_column},
             {"dropout": f.classifier_dropout},
@@ -97,11 +102,12 @@ class ClassifyTask(runner.Task):
         if found is None:
             return None
         # Per-window teacher logits would need per-window targets; the
-        # class weights would weigh the hard term only.
-        for flag in ("doc_stride", "class_weights"):
-            if f[flag].present:
+        # class weights would weigh the hard term only (the command line
+        # refuses the flags given with a teacher, `tfbert_cli.classify`).
+        for name, unread in (("doc_stride", 0), ("class_weights", "none")):
+            if getattr(f, name) != unread:
                 raise runner.UserError(
-                    f"--{flag} is not read with --teacher_model_dir")
+                    f"{name} is not read with teacher_model_dir")
         theirs = teacher.saved_labels(f.teacher_model_dir)
         if labels is not None and theirs != tuple(labels):
             raise runner.UserError(
@@ -113,7 +119,7 @@ class ClassifyTask(runner.Task):
     def _labels(self, columns, kind):
         """The classes in id order: --label_names, the training file's or
         (not training) those saved in --model_dir."""
-        f = self.flags
+        f = self.config
         if kind == "regression":
             return None
         if f.label_names is not None:
@@ -132,7 +138,7 @@ class ClassifyTask(runner.Task):
         return saved
 
     def training_files(self):
-        return [self.flags.train_file,
+        return [self.config.train_file,
                 *(self.teacher.training_files() if self.teacher else [])]
 
     def _encoded(self, examples):
@@ -143,7 +149,7 @@ class ClassifyTask(runner.Task):
         return glue.encode_labels(self.problem, examples)
 
     def build_inputs(self, preprocessor):
-        f = self.flags
+        f = self.config
         if self.teacher:
             preprocessor = self.teacher.student_preprocessor(f, preprocessor)
         self.preprocessor = preprocessor
@@ -179,16 +185,16 @@ class ClassifyTask(runner.Task):
 
     def build_model(self, init_checkpoint):
         build = functools.partial(glue.build_model, self.problem,
-                                  dropout=self.flags.classifier_dropout,
+                                  dropout=self.config.classifier_dropout,
                                   label_names=self.problem.labels)
         if not self.teacher:
             return build(init_checkpoint)
-        self.teacher_model, student = self.teacher.build(build, self.flags,
+        self.teacher_model, student = self.teacher.build(build, self.config,
                                                          init_checkpoint)
         return student
 
     def train_dataset(self):
-        f = self.flags
+        f = self.config
         if self.problem.labels is not None:
             os.makedirs(f.model_dir, exist_ok=True)
             with open(os.path.join(f.model_dir, LABELS_FILE), "w",
@@ -222,7 +228,7 @@ class ClassifyTask(runner.Task):
                     "metrics": [keras.metrics.BinaryAccuracy(
                         name="accuracy", threshold=0.0)]}
         loss, glue_metric_list = glue.loss_and_metrics(problem)
-        if self.flags.class_weights == "balanced":
+        if self.config.class_weights == "balanced":
             weights = metrics.balanced_class_weights(
                 self._encoded(self.train_examples), problem.num_classes)
             loss = WeightedSparseCategoricalCrossentropy(weights)
@@ -238,7 +244,7 @@ class ClassifyTask(runner.Task):
     def _logits(self, model, examples, dataset):
         """Each example's logits [N, classes] (its windows' pooled, with
         --doc_stride)."""
-        f = self.flags
+        f = self.config
         logits = glue.predict_logits(model, dataset)
         if not f.doc_stride:
             return logits
@@ -290,7 +296,7 @@ class ClassifyTask(runner.Task):
                 dict(zip(self.problem.labels, self.thresholds.tolist())))
 
     def write_predictions(self, model, output_dir):
-        f, problem = self.flags, self.problem
+        f, problem = self.config, self.problem
         examples = self.predict_examples
         dataset, _ = self._dataset(examples, f.eval_batch_size)
         logits = self._logits(model, examples, dataset)
@@ -318,7 +324,7 @@ class ClassifyTask(runner.Task):
         this run, else those saved in --model_dir, else 0.5."""
         if self.thresholds is not None:
             return self.thresholds
-        path = os.path.join(self.flags.model_dir, THRESHOLDS_FILE)
+        path = os.path.join(self.config.model_dir, THRESHOLDS_FILE)
         if os.path.exists(path):
             with open(path, encoding="utf-8") as file:
                 saved = json.load(file)
@@ -333,13 +339,13 @@ class ClassifyTask(runner.Task):
         if problem.is_multi_label and self.eval_set is not None:
             # Tuned for the weights exported (the best, or the last).
             self.evaluate(model)
-            self.write_eval_details(self.flags.model_dir)
+            self.write_eval_details(self.config.model_dir)
         text_inputs = (("sentence1", "sentence2") if problem.is_pair
                        else ("sentence",))
         return ClassifierServingModule(
             model, self.preprocessor, problem.labels, text_inputs,
             thresholds=(self._thresholds() if problem.is_multi_label
                         else None),
-            doc_stride=self.flags.doc_stride or None,
-            window_pooling=self.flags.window_pooling)
+            doc_stride=self.config.doc_stride or None,
+            window_pooling=self.config.window_pooling)
 

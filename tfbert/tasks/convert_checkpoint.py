@@ -6,15 +6,10 @@ The command line (flags, the checks on their values, --help) is
 
 import os
 
-from absl import flags
-
 from tfbert.checkpoints import read_checkpoint, write_checkpoint
 from tfbert.checkpoints.variable_map import HEAD_PREFIX
 from tfbert.tasks import runner
 from tfbert.text.vocab import load_vocabulary
-
-FLAGS = flags.FLAGS
-
 
 def resolve_source(source):
     """A pretraining --model_dir stands for the checkpoint exported into
@@ -63,9 +58,12 @@ def convert(source, output_dir, format="hf", with_heads=False):
     return len(weights)
 
 
-def convert_from_flags():
-    count = convert(FLAGS.input, FLAGS.output_dir, FLAGS.format,
-                    FLAGS.with_heads)
-    print(f"wrote {count} variables to {FLAGS.output_dir} ({FLAGS.format})")
+def run(config):
+    """`convert` as `config` (with `input`, `output_dir`, `format` and
+    `with_heads`) says; prints what it wrote and returns 0."""
+    count = convert(config.input, config.output_dir, config.format,
+                    config.with_heads)
+    print(f"wrote {count} variables to {config.output_dir} "
+          f"({config.format})")
     return 0
 

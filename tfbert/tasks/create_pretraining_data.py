@@ -6,40 +6,37 @@ The command line (flags, the checks on their values, --help) is
 
 import time
 
-from absl import flags
-
 from tfbert.data import pretraining
 from tfbert import families
 from tfbert.models import BertEncoder
 from tfbert.tasks import runner
 
-FLAGS = flags.FLAGS
-
-
-def create_from_flags():
-    preprocessor = runner.load_preprocessor(FLAGS)
+def run(config):
+    """Writes the records `config` (the fields of
+    `tfbert_cli.create_pretraining_data`'s flags) describes; returns 0."""
+    preprocessor = runner.load_preprocessor(config)
     tokenizer = preprocessor.tokenizer
-    objective = (BertEncoder if FLAGS.vocab_file
-                 else families.family_of(FLAGS.init_checkpoint).encoder_class
+    objective = (BertEncoder if config.vocab_file
+                 else families.family_of(config.init_checkpoint).encoder_class
                  ).sentence_objective
     start = time.perf_counter()
     documents = pretraining.tokenize_documents(
-        pretraining.read_corpus(FLAGS.input_file.split(",")), tokenizer)
+        pretraining.read_corpus(config.input_file.split(",")), tokenizer)
     read_seconds = time.perf_counter() - start
     masking = pretraining.MaskingConfig(
-        max_predictions_per_seq=FLAGS.max_predictions_per_seq,
-        masked_lm_prob=FLAGS.masked_lm_prob,
-        whole_word_mask=FLAGS.do_whole_word_mask)
+        max_predictions_per_seq=config.max_predictions_per_seq,
+        masked_lm_prob=config.masked_lm_prob,
+        whole_word_mask=config.do_whole_word_mask)
     instances = pretraining.create_instances(
-        documents, tokenizer, max_seq_length=FLAGS.max_seq_length,
-        short_seq_prob=FLAGS.short_seq_prob, dupe_factor=FLAGS.dupe_factor,
-        masking=masking, seed=FLAGS.random_seed, objective=objective,
+        documents, tokenizer, max_seq_length=config.max_seq_length,
+        short_seq_prob=config.short_seq_prob, dupe_factor=config.dupe_factor,
+        masking=masking, seed=config.random_seed, objective=objective,
         layout=preprocessor.layout)
-    outputs = pretraining.shard_paths(FLAGS.output_file,
-                                      FLAGS.num_output_shards)
+    outputs = pretraining.shard_paths(config.output_file,
+                                      config.num_output_shards)
     counts = pretraining.write_instances(
-        instances, outputs, FLAGS.max_seq_length,
-        FLAGS.max_predictions_per_seq, pad_id=tokenizer.pad_id)
+        instances, outputs, config.max_seq_length,
+        config.max_predictions_per_seq, pad_id=tokenizer.pad_id)
     seconds = time.perf_counter() - start
     pretraining.write_vocabulary_records(outputs, tokenizer, objective)
     for path, count in zip(outputs, counts):

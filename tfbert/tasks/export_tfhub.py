@@ -5,10 +5,6 @@ The command line (flags, the checks on their values, --help) is
 `tfbert_cli.export_tfhub`.
 """
 
-from absl import flags
-
-FLAGS = flags.FLAGS
-
 # The masked-LM head --with_mlm exports (canonical names).
 _MLM_HEAD_PREFIX = "cls/predictions/"
 
@@ -115,12 +111,15 @@ def _models(init_checkpoint, family, with_mlm, precision):
     return pretrainer.encoder, pretrainer
 
 
-def export_from_flags():
+def run(config):
+    """`export_tfhub` as `config` (the fields of `tfbert_cli.export_tfhub`'s
+    flags) says; prints each directory written and returns 0."""
     for directory in export_tfhub(
-            FLAGS.init_checkpoint, FLAGS.encoder_export_dir,
-            FLAGS.preprocessor_export_dir, FLAGS.with_mlm, FLAGS.seq_length,
-            FLAGS.export_precision, FLAGS.text_embedding_export_dir,
-            FLAGS.pooling, FLAGS.normalize):
+            config.init_checkpoint, config.encoder_export_dir,
+            config.preprocessor_export_dir, config.with_mlm,
+            config.seq_length, config.export_precision,
+            config.text_embedding_export_dir, config.pooling,
+            config.normalize):
         print(f"wrote {directory}")
     return 0
 

@@ -9,16 +9,12 @@ import json
 import os
 
 import numpy as np
-from absl import flags
 
 from tfbert.tasks import runner
 
-FLAGS = flags.FLAGS
-
-
 @dataclasses.dataclass(frozen=True)
 class ExtractionConfig:
-    """What to extract (the program's flags)."""
+    """What to extract."""
 
     input_file: str
     output_file: str
@@ -32,9 +28,11 @@ class ExtractionConfig:
     text_pair_column: str | None = None
 
 
-def config_from_flags(flag_values):
-    """The `ExtractionConfig` of parsed flags; UserError for a bad value."""
-    f = flag_values
+def extraction_config(values):
+    """The `ExtractionConfig` of `values` (the fields of
+    `tfbert_cli.extract_features`'s flags, layers as strings); UserError
+    for a bad value."""
+    f = values
     layers = []
     for value in f.layers or []:
         try:
@@ -169,8 +167,9 @@ def extract(config, verbose=1):
     return len(texts)
 
 
-def extract_from_flags():
-    config = config_from_flags(FLAGS)
+def run(values):
+    """`extract` as `values` (see `extraction_config`) say; returns 0."""
+    config = extraction_config(values)
     count = extract(config)
     print(f"wrote features of {count} texts to {config.output_file}")
     return 0

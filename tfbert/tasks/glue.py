@@ -152,19 +152,24 @@ def write_submission(path, task, examples, predictions):
         f.write("\n".join(lines) + "\n")
 
 
+# What a GlueTask is made from: a frozen dataclass, a field per
+# flag of `tfbert_cli.glue` with the flag's default.
+GlueConfig = glue_program.PROGRAM.config_class
+
+
 class GlueTask(runner.Task):
     """Sequence classification and regression on the GLUE tasks."""
 
     name = "glue"
     program = glue_program.PROGRAM
-    training_flags = ("task",) + teacher.TRAINING_FLAGS
+    training_parameters = ("task",) + teacher.TRAINING_PARAMETERS
 
     def _spec(self):
-        return (glue_data.get_task(self.flags.task) if self.flags.task
+        return (glue_data.get_task(self.config.task) if self.config.task
                 else None)
 
     def check(self):
-        f = self.flags
+        f = self.config
         self.task = task = self._spec()
         if f.label_names is not None and (
                 task.is_regression or len(f.label_names) != task.num_classes):
@@ -172,7 +177,7 @@ class GlueTask(runner.Task):
                 f"--label_names has {len(f.label_names)} names; {task.name} "
                 + ("is a regression task" if task.is_regression
                    else f"has {task.num_classes} classes"))
-        self.teacher = teacher.check_flags(
+        self.teacher = teacher.check(
             f, {"task": task.name}, {"dropout": f.classifier_dropout},
             texts="pair" if task.is_pair else "single")
 
@@ -205,11 +210,11 @@ class GlueTask(runner.Task):
                 for name, examples in self.test_examples]
 
     def training_files(self):
-        return [glue_data.split_path(self.flags.data_dir, self.task, "train"),
+        return [glue_data.split_path(self.config.data_dir, self.task, "train"),
                 *(self.teacher.training_files() if self.teacher else [])]
 
     def build_inputs(self, preprocessor):
-        f = self.flags
+        f = self.config
         # The checkpoint family's packing ([CLS] A [SEP] B [SEP], RoBERTa's
         # <s> A </s></s> B </s>, ...); a --vocab_file is WordPiece.
         self.preprocessor = (
@@ -226,7 +231,7 @@ class GlueTask(runner.Task):
                           for split, examples in self.eval_examples]
 
     def build_model(self, init_checkpoint):
-        f = self.flags
+        f = self.config
         if not self.teacher:
             return build_model(self.task, init_checkpoint,
                                f.classifier_dropout, f.label_names)
@@ -237,7 +242,7 @@ class GlueTask(runner.Task):
         return student
 
     def train_dataset(self):
-        f, labels, examples = self.flags, None, self.train_examples
+        f, labels, examples = self.config, None, self.train_examples
         if self.teacher:
             # The teacher's logits, computed once per example and cached
             # with the dataset: the teacher runs without dropout, so every
@@ -277,7 +282,7 @@ class GlueTask(runner.Task):
 
     def write_predictions(self, model, output_dir):
         for filename, examples in self.test_examples:
-            dataset, _ = self._dataset(examples, self.flags.eval_batch_size)
+            dataset, _ = self._dataset(examples, self.config.eval_batch_size)
             path = os.path.join(output_dir, "predictions", filename)
             write_submission(path, self.task, examples,
                              predict(model, dataset))

@@ -55,18 +55,23 @@ def predict_probabilities(model, dataset):
     return tf.nn.softmax(logits, axis=-1).numpy()
 
 
+# What a MultipleChoiceTask is made from: a frozen dataclass, a field
+# per flag of `tfbert_cli.multiple_choice` with the flag's default.
+MultipleChoiceConfig = mc_program.PROGRAM.config_class
+
+
 class MultipleChoiceTask(runner.Task):
     """One of N choices per example, scored pair by pair."""
 
     name = "multiple_choice"
     program = mc_program.PROGRAM
-    training_flags = ("num_choices",)
+    training_parameters = ("num_choices",)
 
     def check(self):
-        f = self.flags
+        f = self.config
 
         def read(name, labeled=True):
-            path = f[name].value
+            path = getattr(f, name)
             return (mc_data.read_examples(path, f.num_choices, labeled)
                     if path else [])
         self.train_examples = runner.first_examples(
@@ -79,10 +84,10 @@ class MultipleChoiceTask(runner.Task):
             if f.do_predict else [])
 
     def training_files(self):
-        return [self.flags.train_file]
+        return [self.config.train_file]
 
     def build_inputs(self, preprocessor):
-        f = self.flags
+        f = self.config
         self.preprocessor = preprocessor
 
         def dataset(examples, batch_size, training=False):
@@ -94,10 +99,10 @@ class MultipleChoiceTask(runner.Task):
 
     def build_model(self, init_checkpoint):
         return MultipleChoiceClassifier.from_pretrained(
-            init_checkpoint, dropout=self.flags.classifier_dropout)
+            init_checkpoint, dropout=self.config.classifier_dropout)
 
     def train_dataset(self):
-        return self._dataset(self.train_examples, self.flags.train_batch_size,
+        return self._dataset(self.train_examples, self.config.train_batch_size,
                              training=True)
 
     def compile_args(self):
@@ -115,7 +120,7 @@ class MultipleChoiceTask(runner.Task):
         labels = np.array([e.label for e in self.eval_examples])
         metrics = {"accuracy": float(np.mean(predicted == labels))}
         return metrics, {"task": self.name, "num_choices":
-                         self.flags.num_choices,
+                         self.config.num_choices,
                          "dev": {**metrics,
                                  "num_examples": len(self.eval_examples)}}
 
@@ -123,7 +128,7 @@ class MultipleChoiceTask(runner.Task):
         from tfbert.utils.atomic import atomic_write
 
         dataset, _ = self._dataset(self.test_examples,
-                                   self.flags.eval_batch_size)
+                                   self.config.eval_batch_size)
         probabilities = predict_probabilities(model, dataset)
         path = os.path.join(output_dir, "predictions.jsonl")
         with atomic_write(path) as f:
@@ -139,5 +144,5 @@ class MultipleChoiceTask(runner.Task):
             MultipleChoiceServingModule)
 
         return MultipleChoiceServingModule(model, self.preprocessor,
-                                           self.flags.num_choices)
+                                           self.config.num_choices)
 

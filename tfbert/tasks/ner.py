@@ -124,28 +124,34 @@ def write_predictions(path, sentences, predicted):
             f.write("\n")
 
 
+# What a NerTask is made from: a frozen dataclass, a field per
+# flag of `tfbert_cli.ner` with the flag's default.
+NerConfig = ner_program.PROGRAM.config_class
+
+
 class NerTask(runner.Task):
     """Token classification with entity or plain tags."""
 
     name = "ner"
     program = ner_program.PROGRAM
-    training_flags = ("labels", "use_crf", "window_stride", "tag_column",
-                      "tag_scheme") + teacher.TRAINING_FLAGS
+    training_parameters = ("labels", "use_crf", "window_stride",
+                           "tag_column", "tag_scheme"
+                           ) + teacher.TRAINING_PARAMETERS
 
     def _read(self, flag, needed, require_tags=True):
-        path = self.flags[flag].value
+        path = getattr(self.config, flag)
         if not needed:
             return None
         if not path:
             raise runner.UserError(f"--{flag} is required here")
-        sentences = read_tagged(path, require_tags, self.flags.tag_column,
-                                self.flags.tag_scheme)
+        sentences = read_tagged(path, require_tags, self.config.tag_column,
+                                self.config.tag_scheme)
         if not sentences:
             raise runner.UserError(f"--{flag}={path} has no sentences")
         return sentences
 
     def check(self):
-        f = self.flags
+        f = self.config
         self.train_sentences = runner.first_examples(
             f, "train", self._read("train_file", f.do_train))
         self.eval_sentences = runner.first_examples(f, "eval", self._read(
@@ -170,7 +176,7 @@ class NerTask(runner.Task):
                 check_tags(sentences, self.labels)
         # The soft targets are the teacher's logits (a CRF's emissions) per
         # tag, so both must tag alike.
-        self.teacher = teacher.check_flags(
+        self.teacher = teacher.check(
             f, {"tag_scheme": f.tag_scheme, "use_crf": f.use_crf},
             {"dropout": f.classifier_dropout}, texts="single")
         if self.teacher:
@@ -183,11 +189,11 @@ class NerTask(runner.Task):
                     f"this run with {', '.join(self.labels)}")
 
     def training_files(self):
-        return [self.flags.train_file,
+        return [self.config.train_file,
                 *(self.teacher.training_files() if self.teacher else [])]
 
     def build_inputs(self, preprocessor):
-        f = self.flags
+        f = self.config
         # The family's tokenizer and single-segment packing (with a
         # teacher, the same windows feed both: its per-token logits are the
         # student's targets).
@@ -202,13 +208,13 @@ class NerTask(runner.Task):
                               if self.eval_sentences else None)
 
     def _features(self, sentences):
-        f = self.flags
+        f = self.config
         return build_features(sentences, self.labels,
                               self.preprocessor.tokenizer, f.max_seq_length,
                               f.window_stride, self.preprocessor.layout)
 
     def _build_model(self, init_checkpoint):
-        f = self.flags
+        f = self.config
         # The tagging head reads only sequence_output: no pooler. Label
         # names constrain the CRF's IOB2 moves (which BIOES obeys too);
         # plain tags have no such rules.
@@ -223,13 +229,13 @@ class NerTask(runner.Task):
             self.model = self._build_model(init_checkpoint)
         else:
             self.teacher_model, self.model = self.teacher.build(
-                self._build_model, self.flags, init_checkpoint)
+                self._build_model, self.config, init_checkpoint)
         return self.model
 
     def _unlabelled_features(self):
         """The windows of --distill_file's sentences (words split by
         spaces), each word's first piece tagged `UNLABELLED_WORD`."""
-        f = self.flags
+        f = self.config
         features = convert_to_features(
             [e.text_a.split() for e in self.teacher.unlabelled], None,
             self.preprocessor.tokenizer, f.max_seq_length, f.window_stride,
@@ -240,7 +246,7 @@ class NerTask(runner.Task):
         return features
 
     def train_dataset(self):
-        f = self.flags
+        f = self.config
         features = self._features(self.train_sentences)
         pad_to = f.max_seq_length if f.pad_to_max_length else None
         labels = None
@@ -260,33 +266,33 @@ class NerTask(runner.Task):
 
     def compile_args(self):
         hard_loss = (self.model.crf_negative_log_likelihood
-                     if self.flags.use_crf else token_classification_loss)
+                     if self.config.use_crf else token_classification_loss)
         if self.teacher:
             return {"loss": TokenDistillationLoss(self.teacher.config,
                                                   hard_loss)}
         # A CRF model computes its own loss (`compute_loss`).
-        return {"loss": None if self.flags.use_crf else hard_loss}
+        return {"loss": None if self.config.use_crf else hard_loss}
 
     @property
     def main_metric(self):
         if not self.eval_sentences:
             return None
-        return "f1" if is_entity_scheme(self.flags.tag_scheme) else "accuracy"
+        return "f1" if is_entity_scheme(self.config.tag_scheme) else "accuracy"
 
     def _tag(self, model, sentences, features):
-        f = self.flags
+        f = self.config
         return predict_tags(model, features, self.labels, f.eval_batch_size,
                             f.max_seq_length if f.pad_to_max_length else None)
 
     def evaluate(self, model):
         predicted = self._tag(model, self.eval_sentences, self.eval_features)
         gold = [s.tags for s in self.eval_sentences]
-        scheme = self.flags.tag_scheme
+        scheme = self.config.tag_scheme
         results = (ner_metrics(gold, predicted, scheme)
                    if is_entity_scheme(scheme) else tag_metrics(gold, predicted))
         results.update(num_sentences=len(self.eval_sentences),
                        num_windows=len(self.eval_features),
-                       use_crf=self.flags.use_crf, tag_scheme=scheme)
+                       use_crf=self.config.use_crf, tag_scheme=scheme)
         self._eval_tags = predicted
         return results, results
 
@@ -306,8 +312,8 @@ class NerTask(runner.Task):
         from tfbert.export.ner_serving import NerServingModule
 
         return NerServingModule(model, self.preprocessor.tokenizer,
-                                self.labels, self.flags.max_seq_length,
-                                self.flags.window_stride,
+                                self.labels, self.config.max_seq_length,
+                                self.config.window_stride,
                                 layout=self.preprocessor.layout,
-                                scheme=self.flags.tag_scheme)
+                                scheme=self.config.tag_scheme)
 

@@ -5,11 +5,12 @@ The command line (flags, the checks on their values, --help) is
 `tfbert_cli.pretraining`.
 """
 
+import dataclasses
 import glob
 import os
+import warnings
 
 import keras
-from absl import logging
 
 from tfbert import families
 from tfbert.checkpoints import load_pretrainer, read_checkpoint, save_pretrainer
@@ -71,19 +72,24 @@ def evaluate(model, dataset):
             for name, value in results.items()}
 
 
+# What a PretrainingTask is made from: a frozen dataclass, a field per
+# flag of `tfbert_cli.pretraining` with the flag's default.
+PretrainingConfig = pretraining_program.PROGRAM.config_class
+
+
 class PretrainingTask(runner.Task):
     """Masked-LM (+ sentence objective) pretraining of a `BertPretrainer`."""
 
     name = "pretrain"
     program = pretraining_program.PROGRAM
-    training_flags = ("input_file", "corpus_file", "num_train_steps",
-                      "max_predictions_per_seq", "masked_lm_prob",
-                      "short_seq_prob", "do_whole_word_mask",
-                      "bert_config_file", "generator_checkpoint")
+    training_parameters = ("input_file", "corpus_file", "num_train_steps",
+                           "max_predictions_per_seq", "masked_lm_prob",
+                           "short_seq_prob", "do_whole_word_mask",
+                           "bert_config_file", "generator_checkpoint")
 
     def _sources(self, static_flag, corpus_flag, needed):
-        f = self.flags
-        static, corpus = f[static_flag].value, f[corpus_flag].value
+        f = self.config
+        static, corpus = getattr(f, static_flag), getattr(f, corpus_flag)
         if not needed:
             return None
         # Exactly one of the two (tfbert_cli.pretraining checks it).
@@ -96,7 +102,7 @@ class PretrainingTask(runner.Task):
         return ("static" if static else "corpus"), pattern, files
 
     def check(self):
-        f = self.flags
+        f = self.config
         self.train_source = self._sources("input_file", "corpus_file",
                                           f.do_train)
         self.eval_source = self._sources(
@@ -120,7 +126,7 @@ class PretrainingTask(runner.Task):
     def _check_electra(self):
         """Replaced-token detection for an ELECTRA discriminator, which
         needs its generator."""
-        f = self.flags
+        f = self.config
         config_path = os.path.join(f.init_checkpoint, "config.json")
         discriminator = os.path.isfile(config_path) and (
             "ElectraForPreTraining"
@@ -149,13 +155,13 @@ class PretrainingTask(runner.Task):
                 pretraining.check_data_vocabulary(source[2], tokenizer,
                                                   self.objective)
         self.eval_dataset = (self._dataset(self.eval_source,
-                                           self.flags.eval_batch_size,
+                                           self.config.eval_batch_size,
                                            training=False)[0]
                              if self.eval_source else None)
 
     def _dataset(self, source, batch_size, *, training):
         """`(dataset of (x, y, sample_weight), batches per epoch)`."""
-        f = self.flags
+        f = self.config
         kind, pattern, _ = source
         if kind == "static":
             dataset = pretraining.pretraining_dataset(
@@ -192,11 +198,11 @@ class PretrainingTask(runner.Task):
 
     def build_model(self, init_checkpoint):
         vocab_size = self.tokenizer.vocab_size
-        if self.flags.bert_config_file:
+        if self.config.bert_config_file:
             config = self.bert_config
             if config.vocab_size != vocab_size:
                 raise runner.UserError(
-                    f"--bert_config_file={self.flags.bert_config_file}: "
+                    f"--bert_config_file={self.config.bert_config_file}: "
                     f"vocab_size={config.vocab_size} but the vocabulary has "
                     f"{vocab_size} tokens")
             print(f"pretraining from scratch: {config}")
@@ -219,17 +225,17 @@ class PretrainingTask(runner.Task):
         for head, name in (("predictions", "masked-LM"),
                            ("seq_relationship", "next-sentence")):
             if head not in heads:
-                logging.warning("%s has no %s head: it starts randomly "
-                                "initialised", init_checkpoint, name)
+                warnings.warn(f"{init_checkpoint} has no {name} head: it "
+                              "starts randomly initialised")
         return load_pretrainer(init_checkpoint)
 
     def _family_model(self, init_checkpoint, vocab_size):
         if self.replaced_token_detection:
             model = ElectraPretrainer.from_pretrained(
-                init_checkpoint, self.flags.generator_checkpoint,
-                seed=self.flags.seed)
+                init_checkpoint, self.config.generator_checkpoint,
+                seed=self.config.seed)
             encoders = ((init_checkpoint, model.encoder),
-                        (self.flags.generator_checkpoint,
+                        (self.config.generator_checkpoint,
                          model.generator.encoder))
         else:
             model = load_pretrainer(init_checkpoint)
@@ -243,14 +249,17 @@ class PretrainingTask(runner.Task):
         return model
 
     def train_dataset(self):
-        f = self.flags
+        f = self.config
         dataset, steps = self._dataset(self.train_source, f.train_batch_size,
                                        training=True)
         if f.num_train_steps:
-            # The runner trains num_train_epochs * steps batches.
-            f.num_train_epochs = f.num_train_steps / steps
-            if f.checkpoint_steps is None:
-                f.checkpoint_steps = min(steps, f.num_train_steps)
+            # The runner trains num_train_epochs * steps batches (of the
+            # config it reads after this call).
+            self.config = dataclasses.replace(
+                f, num_train_epochs=f.num_train_steps / steps,
+                checkpoint_steps=(min(steps, f.num_train_steps)
+                                  if f.checkpoint_steps is None
+                                  else f.checkpoint_steps))
         return dataset, steps
 
     def compile_args(self):

@@ -1,16 +1,23 @@
 """The task runner: the lifecycle every task shares, written once.
 
-    flags -> checks -> strategy -> data -> model -> train (resume, best
+    config -> checks -> strategy -> data -> model -> train (resume, best
     model) -> evaluate -> predict -> export
 
 A task (`Task` subclass: GLUE, SQuAD, NER, pretraining) supplies only what is
 its own: reading its files, its model and loss, its metrics, how it writes
-predictions and what it exports. Its command line (flags, the checks on
-their values) is its `program`, a `tfbert_cli.task_flags.TaskProgram`, whose
-launcher (`tfbert_cli.X.main`) checks the flags before TensorFlow is
-imported and then calls `run`:
+predictions and what it exports. It is made from its config, a frozen
+dataclass (`GlueConfig`, ...: its `program.config_class`), and never sees
+command-line flags. Its command line (flags, the checks on their values)
+is its `program`, a `tfbert_cli.task_flags.TaskProgram`, whose launcher
+(`tfbert_cli.X.main`) checks the flags before TensorFlow is imported, turns
+them into the config and then calls `run`:
 
     python -m tasks.glue --task=sst2 --data_dir=DIR --model_dir=DIR --do_train
+
+From Python, the same run is
+
+    runner.run(GlueTask(GlueConfig(task="sst2", data_dir=DIR,
+                                   model_dir=DIR, do_train=True)))
 
 Every user mistake (a bad flag value, a missing or malformed file, a
 checkpoint that does not fit) is found before training starts and ends the
@@ -26,11 +33,11 @@ import warnings
 
 from tfbert.utils.quiet import quiet_tensorflow_start
 from tfbert_cli import task_flags
-from tfbert_cli.program import UserError, program_name, report_error
+from tfbert_cli.errors import UserError, program_name, report_error
 
-# Shared flags that change what training computes; a model directory resumes
-# only a run whose values of these (and whose data) are unchanged.
-_TRAINING_FLAGS = (
+# Shared parameters that change what training computes; a model directory
+# resumes only a run whose values of these (and whose data) are unchanged.
+_TRAINING_PARAMETERS = (
     "init_checkpoint", "vocab_file", "max_seq_length", "pad_to_max_length",
     "train_batch_size", "learning_rate", "num_train_epochs",
     "warmup_proportion", "weight_decay", "adam_epsilon",
@@ -44,13 +51,14 @@ class Task:
     Class attributes:
       name: the task's command name (`glue` -> `tfbert-glue`).
       program: its command line, a `tfbert_cli.task_flags.TaskProgram` (its
-        flags and their checks).
-      training_flags: names of the task's own flags that change training
-        (part of the model directory's fingerprint).
+        flags, their checks and its config class, `program.config_class`).
+      training_parameters: names of the task's own parameters that change
+        training (part of the model directory's fingerprint).
 
-    An instance is made after flag parsing with the parsed `FlagValues`. The
-    runner calls, in order: `check` (pure Python: reading every input file
-    the run will need, once `program.check` has checked the flag values),
+    An instance is made from a config, an instance of
+    `program.config_class` (a field per flag; `config`). The runner
+    calls, in order: `check` (pure Python: reading every input file the
+    run will need, once `program.check` has checked the config's values),
     `build_inputs` (tokenizer / preprocessor and datasets; TF ops may run),
     `build_model` (inside the strategy scope), then
     `train_dataset`/`compile_args` (with --do_train), `evaluate`,
@@ -59,15 +67,10 @@ class Task:
 
     name = ""
     program = task_flags.TaskProgram(task="")
-    training_flags = ()
+    training_parameters = ()
 
-    def __init__(self, flag_values):
-        self.flags = flag_values
-
-    def minimum_seq_length(self):
-        """The shortest --max_seq_length the task can use (the program's,
-        unless the task knows more once its data module is imported)."""
-        return self.program.minimum_seq_length(self.flags)
+    def __init__(self, config):
+        self.config = config
 
     def check(self):
         """Reads every file the run will need; raises `ValueError`/`OSError`
@@ -131,23 +134,14 @@ class Task:
             limits=config.limits)
 
 
-def first_examples(flag_values, split, examples):
-    """`examples` (a list, or None) cut to the first --max_{split}_examples
-    (`split`: "train", "eval" or "predict") when the task offers that flag
-    and it is not 0."""
-    name = f"max_{split}_examples"
-    limit = flag_values[name].value if name in flag_values else 0
+def first_examples(config, split, examples):
+    """`examples` (a list, or None) cut to the first `max_{split}_examples`
+    of `config` (`split`: "train", "eval" or "predict") unless that is 0."""
+    limit = getattr(config, f"max_{split}_examples")
     return examples[:limit] if limit and examples else examples
 
 
-def check_flags(task):
-    """The checks on flag values that read no file (`task_flags.check_flags`,
-    with the task's `minimum_seq_length`); raises UserError."""
-    task_flags.check_flags(task.flags, task.program,
-                           task.minimum_seq_length())
-
-
-def load_preprocessor(flag_values):
+def load_preprocessor(config):
     """The preprocessor of --vocab_file (WordPiece, BERT's packing), else
     the one of the --init_checkpoint's family (`Preprocessor.from_pretrained`:
     WordPiece, byte-level BPE or SentencePiece, and the family's packing),
@@ -155,20 +149,20 @@ def load_preprocessor(flag_values):
     from tfbert.text import BertPreprocessor, BertTokenizer, Preprocessor
     from tfbert.text.bert_tokenizer import NoVocabularyError
 
-    settings = dict(seq_length=flag_values.max_seq_length,
+    settings = dict(seq_length=config.max_seq_length,
                     pad_to_seq_length=False)
-    if flag_values.vocab_file:
+    if config.vocab_file:
         return BertPreprocessor(
-            BertTokenizer(flag_values.vocab_file,
-                          lowercase=flag_values.do_lower_case), **settings)
+            BertTokenizer(config.vocab_file,
+                          lowercase=config.do_lower_case), **settings)
     try:
-        return Preprocessor.from_pretrained(flag_values.init_checkpoint,
+        return Preprocessor.from_pretrained(config.init_checkpoint,
                                             **settings)
     except NoVocabularyError as error:
-        raise UserError(f"--init_checkpoint={flag_values.init_checkpoint}: "
+        raise UserError(f"--init_checkpoint={config.init_checkpoint}: "
                         f"{error}; pass --vocab_file") from error
     except (ValueError, OSError) as error:
-        raise UserError(f"--init_checkpoint={flag_values.init_checkpoint}: "
+        raise UserError(f"--init_checkpoint={config.init_checkpoint}: "
                         f"{error}") from error
 
 
@@ -189,13 +183,15 @@ class Prepared:
 
 
 def _fingerprint(task):
-    """The training flags and data that a model directory's state belongs
-    to."""
+    """The training parameters and data that a model directory's state
+    belongs to."""
     from tfbert.training import file_fingerprint
 
-    f = task.flags
-    names = [n for n in _TRAINING_FLAGS if n in f] + list(task.training_flags)
-    values = {f"--{name}": f[name].value for name in names}
+    names = [name for name in _TRAINING_PARAMETERS
+             if name in task.program.flag_names]
+    names += task.training_parameters
+    # Keyed as flags, as fingerprints have always been written.
+    values = {f"--{name}": getattr(task.config, name) for name in names}
     values["data"] = {os.path.abspath(path): file_fingerprint(path)
                       for path in task.training_files()}
     return values
@@ -229,8 +225,8 @@ def prepare(task, stack):
     from tfbert.training.distribution import get_strategy
     from tfbert.training.precision import set_mixed_precision
 
-    f = task.flags
-    check_flags(task)
+    f = task.config
+    task_flags.check_flags(f, task.program)
     task_flags.check_output_locations(f)
     task.check()
     os.makedirs(f.model_dir, exist_ok=True)
@@ -257,7 +253,7 @@ def prepare(task, stack):
                         f"{positions} positions of --init_checkpoint="
                         f"{f.init_checkpoint}")
     inner = model.encoder.config.intermediate_size
-    shards = task_flags.export_config(f).feed_forward_shards
+    shards = task_flags.export_config(f, task.program).feed_forward_shards
     if shards is not None and shards > inner:
         raise UserError(f"--export_feed_forward_shards={shards} exceeds the "
                         f"intermediate size {inner} of --init_checkpoint="
@@ -276,13 +272,16 @@ def execute(task, prepared):
     from tfbert.training import (
         restore_best_weights, restore_trained_weights, train)
 
-    f, model = task.flags, prepared.model
+    f, model = task.config, prepared.model
     if f.do_train:
         dataset, steps = task.train_dataset()
         def evaluate_fn():
             return task.evaluate(model)[0]
         train(model, dataset, steps_per_epoch=steps,
-              config=task_flags.training_config(f), strategy=prepared.strategy,
+              # Read after train_dataset, which may set the epochs
+              # (pretraining's num_train_steps).
+              config=task_flags.training_config(task.config),
+              strategy=prepared.strategy,
               evaluate_fn=(evaluate_fn if task.main_metric is not None
                            else None),
               best_metric=task.main_metric,
@@ -299,15 +298,17 @@ def execute(task, prepared):
         if prepared.chief:
             write_json(os.path.join(f.model_dir, "eval_results.json"), results)
             task.write_eval_details(f.model_dir)
-    if prepared.chief and "do_predict" in f and f.do_predict:
+    if prepared.chief and f.do_predict:
         task.write_predictions(model, f.model_dir)
     if prepared.chief and f.export_dir:
-        path = task.export(model, f.export_dir, task_flags.export_config(f))
+        path = task.export(model, f.export_dir,
+                           task_flags.export_config(f, task.program))
         print(f"exported to {path}")
 
 
 def run(task):
-    """Runs the task's lifecycle as its flags say; returns the exit status.
+    """Runs the task's lifecycle as its config says; returns the exit
+    status.
 
     A user mistake found before training (a bad flag value, an unreadable or
     malformed file, an output location that cannot be written, a checkpoint
@@ -323,7 +324,7 @@ def run(task):
     from tfbert.utils.atomic import StorageError
     from tfbert.utils.finite import NonFiniteError
 
-    model_dir = task.flags.model_dir
+    model_dir = task.config.model_dir
     created = _directories_to_create(model_dir)
     phase = "prepare"
     with contextlib.ExitStack() as stack:

@@ -34,17 +34,22 @@ MAIN_METRICS = {"sts": "spearman_cosine",
                 "retrieval": "ndcg@10"}
 
 
+# What a SentenceTask is made from: a frozen dataclass, a field per
+# flag of `tfbert_cli.sentence` with the flag's default.
+SentenceConfig = sentence_program.PROGRAM.config_class
+
+
 class SentenceTask(runner.Task):
     """Bi-encoder training on sentence pairs (`SentenceEncoder`)."""
 
     name = "sentence"
     program = sentence_program.PROGRAM
-    training_flags = ("train_file", "text_a_column", "text_b_column",
-                      "text_negative_column", "label_column", "score_scale",
-                      "loss", "pooling", "normalize")
+    training_parameters = ("train_file", "text_a_column", "text_b_column",
+                           "text_negative_column", "label_column",
+                           "score_scale", "loss", "pooling", "normalize")
 
     def check(self):
-        f = self.flags
+        f = self.config
         _, needs_labels, needs_negative, binary = LOSSES[f.loss]
         if f.do_train and needs_labels and not f.label_column:
             raise runner.UserError(f"--loss={f.loss} needs --label_column")
@@ -75,7 +80,7 @@ class SentenceTask(runner.Task):
                 self.eval_pairs = _first(self.eval_pairs, f.max_eval_examples)
 
     def _read(self, path, negatives, labels):
-        f = self.flags
+        f = self.config
         return read_sentence_pairs(
             path, f.text_a_column, f.text_b_column,
             text_negative_column=(f.text_negative_column if negatives
@@ -84,7 +89,7 @@ class SentenceTask(runner.Task):
             score_scale=f.score_scale)
 
     def training_files(self):
-        return [self.flags.train_file]
+        return [self.config.train_file]
 
     def build_inputs(self, preprocessor):
         self.preprocessor = preprocessor
@@ -110,7 +115,7 @@ class SentenceTask(runner.Task):
     def build_model(self, init_checkpoint):
         from tfbert.models.sentence_encoder import SentenceEncoder
 
-        f = self.flags
+        f = self.config
         return SentenceEncoder.from_pretrained(
             init_checkpoint, pooling=f.pooling, normalize=f.normalize,
             preprocessor=self.preprocessor)
@@ -119,7 +124,7 @@ class SentenceTask(runner.Task):
         """One epoch, the same every epoch (the trainer repeats and resumes
         it): shuffled with --seed; for mnrl, batches without duplicate
         texts (`no_duplicate_batches`)."""
-        f, pairs = self.flags, self.train_pairs
+        f, pairs = self.config, self.train_pairs
         count = len(pairs)
         labels = (pairs.labels if pairs.labels is not None
                   else np.zeros(count, np.float32))
@@ -146,7 +151,7 @@ class SentenceTask(runner.Task):
         return prefetch_for_keras(dataset), len(batches)
 
     def compile_args(self):
-        return {"loss": LOSSES[self.flags.loss][0](), "metrics": None}
+        return {"loss": LOSSES[self.config.loss][0](), "metrics": None}
 
     @property
     def main_metric(self):
@@ -154,7 +159,7 @@ class SentenceTask(runner.Task):
                 else None)
 
     def evaluate(self, model):
-        metrics = self.evaluator(model, batch_size=self.flags.eval_batch_size)
+        metrics = self.evaluator(model, batch_size=self.config.eval_batch_size)
         results = {"evaluator": self.evaluator_name,
                    "num_examples": len(self.eval_pairs), **metrics}
         return metrics, results

@@ -105,16 +105,21 @@ def evaluate(examples, result, version_2):
     return metrics
 
 
+# What a SquadTask is made from: a frozen dataclass, a field per
+# flag of `tfbert_cli.squad` with the flag's default.
+SquadConfig = squad_program.PROGRAM.config_class
+
+
 class SquadTask(runner.Task):
     """Extractive question answering (start/end span labeling)."""
 
     name = "squad"
     program = squad_program.PROGRAM
-    training_flags = (("version", "doc_stride", "max_query_length")
-                      + teacher.TRAINING_FLAGS)
+    training_parameters = (("version", "doc_stride", "max_query_length")
+                           + teacher.TRAINING_PARAMETERS)
 
     def check(self):
-        f = self.flags
+        f = self.config
         self.version_2 = f.version == "2.0"
         self.train_examples = runner.first_examples(
             f, "train", self._read("train_file", f.do_train))
@@ -131,10 +136,10 @@ class SquadTask(runner.Task):
                                    "to score")
         self.predict_examples = runner.first_examples(
             f, "predict", self._read("predict_file", f.do_predict))
-        self.teacher = teacher.check_flags(f, {"version": f.version})
+        self.teacher = teacher.check(f, {"version": f.version})
 
     def _read(self, flag, needed):
-        path = self.flags[flag].value
+        path = getattr(self.config, flag)
         if not needed:
             return []
         if not path:
@@ -145,17 +150,17 @@ class SquadTask(runner.Task):
         return examples
 
     def training_files(self):
-        return [self.flags.train_file]
+        return [self.config.train_file]
 
     def _features(self, examples, is_training):
-        f = self.flags
+        f = self.config
         return squad_data.convert_examples_to_features(
             examples, self.tokenizer, max_seq_length=f.max_seq_length,
             doc_stride=f.doc_stride, max_query_length=f.max_query_length,
             is_training=is_training, layout=self.layout)
 
     def build_inputs(self, preprocessor):
-        f = self.flags
+        f = self.config
         # The family's pair packing: [CLS] question [SEP] context [SEP], or
         # RoBERTa's <s> question </s></s> context </s>.
         if self.teacher:
@@ -182,11 +187,11 @@ class SquadTask(runner.Task):
         if not self.teacher:
             return build_model(init_checkpoint)
         self.teacher_model, student = self.teacher.build(
-            build_model, self.flags, init_checkpoint)
+            build_model, self.config, init_checkpoint)
         return student
 
     def train_dataset(self):
-        f = self.flags
+        f = self.config
         features = self._features(self.train_examples, True)
         print(f"{len(self.train_examples)} training questions -> "
               f"{len(features)} windows")
@@ -219,7 +224,7 @@ class SquadTask(runner.Task):
         return "f1" if self.eval_examples else None
 
     def _answer(self, model, examples, features):
-        f = self.flags
+        f = self.config
         start_logits, end_logits = predict_logits(
             model, features, f.eval_batch_size, f.pad_to_max_length)
         return postprocess_predictions(
@@ -246,7 +251,7 @@ class SquadTask(runner.Task):
               f"{os.path.join(output_dir, 'predictions.json')}")
 
     def serving_module(self, model):
-        f = self.flags
+        f = self.config
         return serving_module_of(
             model, tokenizer=self.tokenizer, max_seq_length=f.max_seq_length,
             doc_stride=f.doc_stride, max_query_length=f.max_query_length,

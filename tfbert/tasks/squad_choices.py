@@ -7,21 +7,18 @@ The command line (flags, the checks on their values, --help) is
 
 import os
 
-from absl import flags
-
 from tfbert.tasks import runner
 
-FLAGS = flags.FLAGS
 
-
-def write_from_flags(flag_values=FLAGS):
-    """Writes the two files the flags ask for; a user mistake raises
+def run(config):
+    """Writes the two files `config` (the fields of
+    `tfbert_cli.squad_choices`'s flags) asks for; a user mistake raises
     `runner.UserError` (or `OSError`) before anything is written."""
     from tfbert.data.squad_choices import (split_by_article,
                                            squad_choice_examples,
                                            write_splits)
 
-    f = flag_values
+    f = config
     if f.num_choices < 2:
         raise runner.UserError(
             f"--num_choices must be >= 2, got {f.num_choices}")

@@ -3,8 +3,8 @@ read from its model directory (`run_fingerprint.json` for how it was built,
 `best.weights.h5` or its last checkpoint for its weights).
 
 A task offers distillation by adding `tfbert_cli.task_flags.DISTILL_FLAGS`
-to its program's flags and `TRAINING_FLAGS` to its own, calling
-`check_flags` in `check`,
+to its program's flags and `TRAINING_PARAMETERS` to its own, calling
+`check` (with its config) in `Task.check`,
 `Teacher.student_preprocessor` in `build_inputs` and `Teacher.build` in
 `build_model`; the loss is `tfbert.training.distillation`.
 """
@@ -24,32 +24,33 @@ from tfbert.training.distillation import DistillationConfig
 from tfbert.training.run_state import FINGERPRINT
 from tfbert_cli import task_flags
 
-TRAINING_FLAGS = tuple(spec[1] for spec in task_flags.DISTILL_FLAGS)
+TRAINING_PARAMETERS = tuple(spec[1] for spec in task_flags.DISTILL_FLAGS)
 
 # Between the two texts of a --distill_file line of a pair task.
 PAIR_SEPARATOR = "|||"
 
-# The teacher's training flags that must equal the student's.
-_MATCHING_FLAGS = ("max_seq_length",)
+# The teacher's training parameters that must equal the student's.
+_MATCHING_PARAMETERS = ("max_seq_length",)
 
 
 class Teacher:
-    """A checked teacher run (from `check_flags`).
+    """A checked teacher run (from `check`).
 
     Attributes:
-      config: the `DistillationConfig` of the flags.
+      config: the `DistillationConfig` of the student's config.
       model_dir: the teacher's model directory.
-      flags: the teacher run's flags, by name without dashes.
+      settings: the teacher run's training parameters (as its fingerprint
+        recorded them), by name.
       weights_path: its best weights file, or None (its last checkpoint).
       student_config: task-model arguments of a student made of the
         teacher's layers that are the student's own (e.g. its dropout).
     """
 
-    def __init__(self, config, model_dir, teacher_flags, weights_path,
+    def __init__(self, config, model_dir, settings, weights_path,
                  student_config, unlabelled=(), distill_file=None):
         self.config = config
         self.model_dir = model_dir
-        self.flags = teacher_flags
+        self.settings = settings
         self.weights_path = weights_path
         self.student_config = student_config
         self.unlabelled = list(unlabelled)
@@ -62,14 +63,14 @@ class Teacher:
         return ([self.weights_path] if self.weights_path else []) + (
             [self.distill_file] if self.distill_file else [])
 
-    def preprocessor(self, flag_values):
+    def preprocessor(self, config):
         """The teacher's preprocessor (its --init_checkpoint's or
         --vocab_file's) at the student's --max_seq_length."""
         return runner.load_preprocessor(types.SimpleNamespace(
-            init_checkpoint=self.flags["init_checkpoint"],
-            vocab_file=self.flags.get("vocab_file"),
-            do_lower_case=flag_values.do_lower_case,
-            max_seq_length=flag_values.max_seq_length))
+            init_checkpoint=self.settings["init_checkpoint"],
+            vocab_file=self.settings.get("vocab_file"),
+            do_lower_case=config.do_lower_case,
+            max_seq_length=config.max_seq_length))
 
     def cached_logits(self, predict_fn, num_examples):
         """`predict_fn()`: the teacher's logits on the training data,
@@ -80,7 +81,7 @@ class Teacher:
               f"{time.perf_counter() - start:.1f} s")
         return logits
 
-    def student_preprocessor(self, flag_values, preprocessor):
+    def student_preprocessor(self, config, preprocessor):
         """The preprocessor the student reads with: the teacher's with
         --student_num_layers (the student is made of the teacher's layers),
         else the student's own `preprocessor`, once checked to share the
@@ -89,18 +90,18 @@ class Teacher:
         Raises:
           UserError: if the vocabularies differ.
         """
-        self.teacher_preprocessor = self.preprocessor(flag_values)
-        if flag_values.student_num_layers:
+        self.teacher_preprocessor = self.preprocessor(config)
+        if config.student_num_layers:
             return self.teacher_preprocessor
         if (self.teacher_preprocessor.tokenizer.vocabulary
                 != preprocessor.tokenizer.vocabulary):
             raise runner.UserError(
                 f"--teacher_model_dir={self.model_dir} has another vocabulary "
                 f"than the student's (--init_checkpoint="
-                f"{self.flags['init_checkpoint']} there)")
+                f"{self.settings['init_checkpoint']} there)")
         return preprocessor
 
-    def build(self, build_fn, flag_values, init_checkpoint):
+    def build(self, build_fn, config, init_checkpoint):
         """`(teacher, student)` task models; call in the strategy scope.
 
         The teacher is `build_fn(its init_checkpoint)` with its trained
@@ -112,7 +113,7 @@ class Teacher:
           UserError: if the weights do not fit (another label set) or the
             teacher has fewer layers than --student_num_layers.
         """
-        model = build_fn(self.flags["init_checkpoint"])
+        model = build_fn(self.settings["init_checkpoint"])
         try:
             if self.weights_path:
                 load_inference_weights(model, self.weights_path)
@@ -123,7 +124,7 @@ class Teacher:
                 f"--teacher_model_dir={self.model_dir}: its weights do not "
                 f"fit this task's model (another label set?): {error}"
             ) from error
-        k = flag_values.student_num_layers
+        k = config.student_num_layers
         if not k:
             return model, build_fn(init_checkpoint)
         try:
@@ -178,13 +179,14 @@ def read_distill_file(path, is_pair):
     return examples
 
 
-def check_flags(flag_values, task_flags, student_config=None, texts=None):
-    """The `Teacher` of --teacher_model_dir, or None when the run does not
-    distil.
+def check(config, shared, student_config=None, texts=None):
+    """The `Teacher` of `config.teacher_model_dir`, or None when the run
+    does not distil (its other distillation parameters are then not
+    read: the command line refuses them, `tfbert_cli.task_flags`).
 
     Args:
-      flag_values: the parsed flags.
-      task_flags: the task's own flags the teacher must share, e.g.
+      config: the student task's config.
+      shared: the task's own parameters the teacher must share, e.g.
         `{"task": "sst2"}`.
       student_config: see `Teacher.student_config`.
       texts: "single" or "pair": the task reads --distill_file with one or
@@ -192,16 +194,11 @@ def check_flags(flag_values, task_flags, student_config=None, texts=None):
         spaces); None: it does not read it.
 
     Raises:
-      UserError: naming the flag, for out-of-range values, distillation
-        flags without a teacher, or a teacher of another task or sequence
-        length.
+      UserError: naming the flag, for out-of-range values, or a teacher of
+        another task or sequence length.
     """
-    f = flag_values
+    f = config
     if not f.teacher_model_dir:
-        for name in TRAINING_FLAGS[1:]:
-            if f[name].present:
-                raise runner.UserError(
-                    f"--{name} is read only with --teacher_model_dir")
         return None
     if not 0 <= f.distill_alpha <= 1:
         raise runner.UserError(
@@ -226,15 +223,15 @@ def check_flags(flag_values, task_flags, student_config=None, texts=None):
     except json.JSONDecodeError as error:
         raise runner.UserError(f"{path}:{error.lineno}: not valid JSON "
                                f"({error.msg})") from error
-    teacher_flags = {key[2:]: value for key, value in recorded.items()
-                     if key.startswith("--")}
-    expected = dict(task_flags, **{name: f[name].value
-                                   for name in _MATCHING_FLAGS})
+    settings = {key[2:]: value for key, value in recorded.items()
+                if key.startswith("--")}
+    expected = dict(shared, **{name: getattr(f, name)
+                               for name in _MATCHING_PARAMETERS})
     for name, value in expected.items():
-        if teacher_flags.get(name) != value:
+        if settings.get(name) != value:
             raise runner.UserError(
                 f"--teacher_model_dir={model_dir} was trained with --{name}="
-                f"{teacher_flags.get(name)}, this run has --{name}={value}")
+                f"{settings.get(name)}, this run has --{name}={value}")
     weights_path = os.path.join(model_dir, BEST_WEIGHTS)
     if not os.path.isfile(weights_path):
         weights_path = None
@@ -245,5 +242,5 @@ def check_flags(flag_values, task_flags, student_config=None, texts=None):
     unlabelled = (read_distill_file(f.distill_file, texts == "pair")
                   if f.distill_file else ())
     return Teacher(DistillationConfig(f.distill_alpha, f.distill_temperature),
-                   model_dir, teacher_flags, weights_path,
+                   model_dir, settings, weights_path,
                    student_config or {}, unlabelled, f.distill_file)

@@ -1,5 +1,5 @@
 """Training plumbing shared by every task: optimizer, precision,
-distribution, resumable `fit`, best-model files, model-dir state, flags."""
+distribution, resumable `fit`, best-model files, model-dir state."""
 
 from tfbert.training.best_model import restore_best_weights
 from tfbert_config.training import MAX_EPOCHS, TrainingConfig
