@@ -2,6 +2,7 @@
 runs it, from the encoder's own weights."""
 
 import keras
+import tensorflow as tf
 
 from tfbert.inference.token_packing import (TokenPacking, padded_to,
                                             trailing_padding_removed)
@@ -50,14 +51,19 @@ class EncoderInference:
           `all_blocks` `encoder_outputs`, one [batch, seq, H] per block.
         """
         encoder = self.encoder
-        inputs = encoder.checked_inputs(inputs)
-        seq = keras.ops.shape(inputs["input_mask"])[1]
-        inputs = trailing_padding_removed(inputs)
-        mask = inputs["input_mask"]
-        packing = TokenPacking(mask)
-        hidden = packing.pack(encoder.embeddings(
+        # Name scopes (graphs only, no ops) mark the stages that
+        # `benchmarks.serving_graphs --op_counts` counts.
+        with tf.name_scope("packing"):
+            inputs = encoder.checked_inputs(inputs)
+            seq = keras.ops.shape(inputs["input_mask"])[1]
+            inputs = trailing_padding_removed(inputs)
+            mask = inputs["input_mask"]
+            packing = TokenPacking(mask)
+        hidden = encoder.embeddings(
             inputs["input_word_ids"], inputs["input_type_ids"],
-            training=False))
+            training=False)
+        with tf.name_scope("packing"):
+            hidden = packing.pack(hidden)
         if encoder.embedding_projection is not None:
             hidden = encoder.embedding_projection(hidden)
         blocks = []
@@ -65,18 +71,20 @@ class EncoderInference:
         for i in range(num_layers):
             block = encoder.transformer_blocks[
                 i % len(encoder.transformer_blocks)]
-            hidden = transformer_block(
-                block, hidden, mask, packing=packing,
-                first_token_only=first_token_only and i == num_layers - 1,
-                shards=self.feed_forward_shards.get(block))
+            with tf.name_scope(f"block_{i}"):
+                hidden = transformer_block(
+                    block, hidden, mask, packing=packing,
+                    first_token_only=first_token_only and i == num_layers - 1,
+                    shards=self.feed_forward_shards.get(block))
             blocks.append(hidden)
         if first_token_only:
             outputs = {"sequence_output": hidden}
         else:
             if not all_blocks:
                 blocks = blocks[-1:]
-            blocks = [padded_to(packing.unpack(block), seq)
-                      for block in blocks]
+            with tf.name_scope("packing"):
+                blocks = [padded_to(packing.unpack(block), seq)
+                          for block in blocks]
             outputs = {"sequence_output": blocks[-1]}
             if all_blocks:
                 outputs["encoder_outputs"] = blocks
@@ -104,4 +112,5 @@ def task_outputs(model, inputs, feed_forward_shards=None):
     encoder = EncoderInference(model.encoder, feed_forward_shards)
     outputs = encoder(model.encoder_inputs(inputs),
                       first_token_only=model.first_token_head)
-    return model.head_outputs(outputs, inputs, training=False)
+    with tf.name_scope("head"):
+        return model.head_outputs(outputs, inputs, training=False)
