@@ -10,7 +10,8 @@ Runtime, raw SST-2 sentences in, labels out.
    same model directory is exported again with `--export_precision=bfloat16`
    into `--workdir`/export_bfloat16 (runtime `tfbert_bf16`) and, adding
    `--export_constant_kernels`, into `--workdir`/export_bfloat16_constant
-   (runtime `tfbert_bf16_ck`).
+   (runtime `tfbert_bf16_ck`); with `--export_xla` into
+   `--workdir`/export_xla (runtime `tfbert_xla`).
 2. Convert (its own process, imports tfbert): every weight of that export
    (encoder and classification head, read from the SavedModel's variables)
    goes into an HF `BertForSequenceClassification` directory with the
@@ -18,7 +19,7 @@ Runtime, raw SST-2 sentences in, labels out.
    (`torch.onnx.export`). All three runtimes therefore hold the same weights.
 3. Measure: each runtime in its own fresh process, one after the other, on the
    same dev sentences in file order:
-   - tfbert, tfbert_bf16, tfbert_bf16_ck: `tf.saved_model.load` +
+   - tfbert, tfbert_bf16, tfbert_bf16_ck, tfbert_xla: `tf.saved_model.load` +
      `serving_default`
      (strings in) in a process that imports only tensorflow and
      tensorflow_text;
@@ -77,7 +78,8 @@ EXPORTS = {
     "tfbert_bf16": ("export_bfloat16", ["--export_precision=bfloat16"]),
     "tfbert_bf16_ck": ("export_bfloat16_constant",
                        ["--export_precision=bfloat16",
-                        "--export_constant_kernels"])}
+                        "--export_constant_kernels"]),
+    "tfbert_xla": ("export_xla", ["--export_xla"])}
 RUNTIMES = (*EXPORTS, "hf", "onnx")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt",
                    "special_tokens_map.json")

@@ -37,6 +37,8 @@ from benchmarks import serving
 from benchmarks.serving import batch1_latencies_ms, read_dev
 
 FLAGS = flags.FLAGS
+# The runtime of the plain export behind TensorFlow's batching op.
+BATCHING = "tfbert_batching"
 
 
 def define_flags():
@@ -50,13 +52,49 @@ def define_flags():
                       "Concurrent single-sentence clients.")
     flags.DEFINE_integer("concurrent_requests", 192,
                          "Requests per runtime and client count.")
+    flags.DEFINE_integer("max_batch_size", 32,
+                         f"{BATCHING}: the largest merged batch.")
+    flags.DEFINE_integer("batch_timeout_micros", 2000,
+                         f"{BATCHING}: how long a batch waits to fill.")
+    flags.DEFINE_integer("batch_threads", 1,
+                         f"{BATCHING}: batches run at once.")
+
+
+def _batching_runtime(paths):
+    """The plain export's `serving_default` behind TensorFlow's batching
+    op (`tf.nondifferentiable_batch_function`, the BatchFunction op TF
+    Serving's batching also runs): concurrent calls are merged into one
+    batch of up to `--max_batch_size` sentences, waiting at most
+    `--batch_timeout_micros` for a batch to fill."""
+    import tensorflow as tf
+    import tensorflow_text  # noqa: F401  registers the tokenizer ops
+
+    export = serving._export_of("tfbert", paths)
+    serve = tf.saved_model.load(export).signatures["serving_default"]
+    with open(f"{export}/assets/labels.txt", encoding="utf-8") as f:
+        label_names = f.read().split()
+
+    @tf.nondifferentiable_batch_function(
+        num_batch_threads=FLAGS.batch_threads,
+        max_batch_size=FLAGS.max_batch_size,
+        batch_timeout_micros=FLAGS.batch_timeout_micros)
+    def batched(sentence):
+        return serve(sentence=sentence)["probabilities"]
+
+    def predict(texts):
+        probabilities = batched(tf.constant(texts)).numpy()
+        return ([label_names[i] for i in probabilities.argmax(-1)],
+                probabilities)
+    return predict
 
 
 def _runtimes(paths):
     """name -> predict(texts) -> (labels, probabilities)."""
     runtimes = {}
     for name in FLAGS.runtimes:
-        if name in serving.EXPORTS:
+        if name == BATCHING:
+            runtimes[name] = _batching_runtime(paths)
+        elif name in serving.EXPORTS:
             runtimes[name] = serving._tfbert_runtime(paths, name)[0]
         elif name == "hf":
             runtimes[name] = serving._hf_runtime(paths)[0]
@@ -120,7 +158,7 @@ def _check_labels(runtimes, sentences):
               for name, predict in runtimes.items()}
     plain = labels.get("tfbert")
     for name in runtimes:
-        if name in serving.EXPORTS and plain is not None:
+        if (name in serving.EXPORTS or name == BATCHING) and plain:
             changed = sum(a != b for a, b in zip(labels[name], plain))
             if changed:
                 raise RuntimeError(f"{name}: {changed} of {len(plain)} labels "
@@ -138,6 +176,8 @@ def main(argv):
     paths = serving._paths()
     serving.prepare(paths, [name for name in FLAGS.runtimes
                             if name in serving.EXPORTS])
+    if BATCHING in FLAGS.runtimes and "tfbert" not in FLAGS.runtimes:
+        raise app.UsageError(f"--runtimes: {BATCHING} needs tfbert")
     sentences, _ = read_dev(FLAGS.max_sentences)
     runtimes = _runtimes(paths)
     labels = _check_labels(runtimes, sentences)

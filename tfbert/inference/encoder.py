@@ -35,7 +35,8 @@ class EncoderInference:
         self.encoder = encoder
         self.feed_forward_shards = feed_forward_shards or {}
 
-    def __call__(self, inputs, first_token_only=False, all_blocks=False):
+    def __call__(self, inputs, first_token_only=False, all_blocks=False,
+                 pack=True):
         """The encoder's outputs for `inputs`.
 
         Args:
@@ -43,6 +44,10 @@ class EncoderInference:
             `input_type_ids` (checked as the encoder checks them).
           first_token_only: compute the last block for position 0 only.
           all_blocks: also return every block's output.
+          pack: cut trailing padding and pack the tokens (data-dependent
+            shapes); False runs every position of `inputs` (static
+            shapes, for XLA: padding positions then hold values, not
+            zeros).
 
         Returns:
           A dict with `sequence_output` float32 [batch, seq, H] (padding
@@ -56,14 +61,17 @@ class EncoderInference:
         with tf.name_scope("packing"):
             inputs = encoder.checked_inputs(inputs)
             seq = keras.ops.shape(inputs["input_mask"])[1]
-            inputs = trailing_padding_removed(inputs)
+            packing = None
+            if pack:
+                inputs = trailing_padding_removed(inputs)
+                packing = TokenPacking(inputs["input_mask"])
             mask = inputs["input_mask"]
-            packing = TokenPacking(mask)
         hidden = encoder.embeddings(
             inputs["input_word_ids"], inputs["input_type_ids"],
             training=False)
-        with tf.name_scope("packing"):
-            hidden = packing.pack(hidden)
+        if pack:
+            with tf.name_scope("packing"):
+                hidden = packing.pack(hidden)
         if encoder.embedding_projection is not None:
             hidden = encoder.embedding_projection(hidden)
         blocks = []
@@ -82,9 +90,10 @@ class EncoderInference:
         else:
             if not all_blocks:
                 blocks = blocks[-1:]
-            with tf.name_scope("packing"):
-                blocks = [padded_to(packing.unpack(block), seq)
-                          for block in blocks]
+            if pack:
+                with tf.name_scope("packing"):
+                    blocks = [padded_to(packing.unpack(block), seq)
+                              for block in blocks]
             outputs = {"sequence_output": blocks[-1]}
             if all_blocks:
                 outputs["encoder_outputs"] = blocks
@@ -94,7 +103,7 @@ class EncoderInference:
         return outputs
 
 
-def task_outputs(model, inputs, feed_forward_shards=None):
+def task_outputs(model, inputs, feed_forward_shards=None, encoder=None):
     """`model(inputs, training=False)` of a task model computed on
     `EncoderInference`, through the model's own head (`head_outputs`).
 
@@ -105,11 +114,15 @@ def task_outputs(model, inputs, feed_forward_shards=None):
         `MultipleChoiceClassifier`'s [batch, choices, seq] dict; a
         `SentenceEncoder`'s preprocessed texts).
       feed_forward_shards: see `EncoderInference`.
+      encoder: what computes the encoder's outputs, called as
+        `EncoderInference` is (e.g. a `CompiledEncoder`); default
+        `EncoderInference(model.encoder, feed_forward_shards)`.
 
     Returns:
       What the model's head returns (see each model).
     """
-    encoder = EncoderInference(model.encoder, feed_forward_shards)
+    if encoder is None:
+        encoder = EncoderInference(model.encoder, feed_forward_shards)
     outputs = encoder(model.encoder_inputs(inputs),
                       first_token_only=model.first_token_head)
     with tf.name_scope("head"):
