@@ -10,7 +10,8 @@ Runtime, raw SST-2 sentences in, labels out.
    same model directory is exported again with `--export_precision=bfloat16`
    into `--workdir`/export_bfloat16 (runtime `tfbert_bf16`) and, adding
    `--export_constant_kernels`, into `--workdir`/export_bfloat16_constant
-   (runtime `tfbert_bf16_ck`).
+   (runtime `tfbert_bf16_ck`); with `--export_xla` into
+   `--workdir`/export_xla (runtime `tfbert_xla`).
 2. Convert (its own process, imports tfbert): every weight of that export
    (encoder and classification head, read from the SavedModel's variables)
    goes into an HF `BertForSequenceClassification` directory with the
@@ -18,7 +19,7 @@ Runtime, raw SST-2 sentences in, labels out.
    (`torch.onnx.export`). All three runtimes therefore hold the same weights.
 3. Measure: each runtime in its own fresh process, one after the other, on the
    same dev sentences in file order:
-   - tfbert, tfbert_bf16, tfbert_bf16_ck: `tf.saved_model.load` +
+   - tfbert, tfbert_bf16, tfbert_bf16_ck, tfbert_xla: `tf.saved_model.load` +
      `serving_default`
      (strings in) in a process that imports only tensorflow and
      tensorflow_text;
@@ -77,7 +78,8 @@ EXPORTS = {
     "tfbert_bf16": ("export_bfloat16", ["--export_precision=bfloat16"]),
     "tfbert_bf16_ck": ("export_bfloat16_constant",
                        ["--export_precision=bfloat16",
-                        "--export_constant_kernels"])}
+                        "--export_constant_kernels"]),
+    "tfbert_xla": ("export_xla", ["--export_xla"])}
 RUNTIMES = (*EXPORTS, "hf", "onnx")
 TOKENIZER_FILES = ("tokenizer.json", "tokenizer_config.json", "vocab.txt",
                    "special_tokens_map.json")
@@ -160,14 +162,17 @@ def _has_version(directory):
         name.isdigit() for name in os.listdir(directory))
 
 
-def _export(paths):
+def _export(paths, runtimes):
     command = [sys.executable, "-m", GLUE_TASK, "--task=sst2",
                f"--data_dir={GLUE_DATA}", f"--init_checkpoint={PRESET}",
                f"--model_dir={paths['model_dir']}",
                f"--max_train_examples={FLAGS.train_examples}",
                "--num_train_epochs=1",
                f"--max_seq_length={FLAGS.max_seq_length}"]
-    for runtime, (_, export_flags) in EXPORTS.items():
+    # The float32 export first: it trains.
+    for runtime in sorted(set(runtimes) | {"tfbert"},
+                          key=list(EXPORTS).index):
+        export_flags = EXPORTS[runtime][1]
         if not _has_version(paths[runtime]):
             # The float32 export trains; the others export the same trained
             # weights again.
@@ -175,6 +180,15 @@ def _export(paths):
                 command + [f"--export_dir={paths[runtime]}"] + export_flags
                 + (["--do_train"] if runtime == "tfbert" else []),
                 check=True)
+
+
+def prepare(paths, runtimes):
+    """Makes what is missing of the exports of the tfbert `runtimes` (the
+    float32 one always) and of the HF and ONNX conversion."""
+    os.makedirs(os.path.dirname(paths["onnx"]), exist_ok=True)
+    _export(paths, runtimes)
+    if not os.path.exists(paths["onnx"]):
+        _spawn("convert")
 
 
 def _export_of(runtime, paths):
@@ -239,9 +253,13 @@ def _export_label_names(paths):
 
     serve = tf.saved_model.load(
         _latest_version(paths["tfbert"])).signatures["serving_default"]
-    outputs = serve(sentence=tf.constant(read_dev()[0]))
-    names = dict(zip(outputs["probabilities"].numpy().argmax(-1).tolist(),
-                     [label.decode() for label in outputs["label"].numpy()]))
+    sentences = read_dev()[0]
+    names = {}
+    # In requests of at most the export's default bound on examples.
+    for begin in range(0, len(sentences), 64):
+        outputs = serve(sentence=tf.constant(sentences[begin:begin + 64]))
+        names.update(zip(outputs["probabilities"].numpy().argmax(-1).tolist(),
+                         [label.decode() for label in outputs["label"].numpy()]))
     if sorted(names) != [0, 1]:
         raise RuntimeError(f"the export predicted only the classes {names}")
     return names
@@ -469,10 +487,7 @@ def main(argv):
         return
     if "hf" not in FLAGS.runtimes:
         raise app.UsageError("--runtimes needs hf: the ratios are against it")
-    os.makedirs(FLAGS.workdir, exist_ok=True)
-    _export(paths)
-    if not os.path.exists(paths["onnx"]):
-        _spawn("convert")
+    prepare(paths, list(EXPORTS))
     _, gold = read_dev(FLAGS.max_sentences)
     rounds = {name: [] for name in FLAGS.runtimes}
     loads = [os.getloadavg()]

@@ -25,11 +25,20 @@ The first export is the reference: the others' probabilities must be within
 overstates small kernels: use it to see where the time goes, and the
 untraced rounds to see what a change gained.
 
+`--op_counts` also counts the ops one traced batch-1 call of the first
+latency sentence executes, per export, by stage (the name scopes of the
+graph: the tokenizer, the input checks, packing, embeddings, each block,
+the head; "signature" is the calls' plumbing) and, of those, the ops that
+carry no arithmetic (`NO_ARITHMETIC`: shapes, reshapes, casts, gathers,
+slices, control flow, variable reads, constants). The per-head gather
+indices of the packing are computed in the first block that needs them.
+
 oneDNN follows this process's `TF_ENABLE_ONEDNN_OPTS`.
 """
 
 import collections
 import json
+import re
 import time
 
 import numpy as np
@@ -52,9 +61,22 @@ flags.DEFINE_string("tokenizer", None,
                     "serving_default.")
 flags.DEFINE_bool("profile", False, "Also print op time by op type.")
 flags.DEFINE_integer("profile_calls", 8, "Traced calls per batch size.")
+flags.DEFINE_bool("op_counts", False,
+                  "Also print the ops of one batch-1 call by stage.")
 flags.mark_flag_as_required("exports")
 
 BATCH = 32
+# Op types that move, reshape, select or read data without computing on it.
+NO_ARITHMETIC = frozenset((
+    "Reshape", "Cast", "GatherV2", "Shape", "ShapeN", "Size", "Rank",
+    "StridedSlice", "Slice", "Pack", "Unpack", "ConcatV2", "ExpandDims",
+    "Squeeze", "Identity", "IdentityN", "Switch", "Merge", "Const",
+    "ReadVariableOp", "Fill", "Range", "Where", "Pad", "PadV2", "Transpose",
+    "NoOp", "_Recv", "_Send", "BroadcastTo", "BroadcastArgs", "Tile",
+    "SelectV2", "Select", "OnesLike", "ZerosLike", "StopGradient"))
+# A node's stage: the first of these name-scope components in its name.
+_STAGES = re.compile(r"(?:^|/)(bert_preprocessor|Assert|packing|embeddings|"
+                     r"block_\d+|head|pooler)(?:_\d+)?/")
 
 
 class SessionExport:
@@ -108,6 +130,17 @@ class SessionExport:
             {self._inputs[name]: value for name, value in request.items()},
             options=options, run_metadata=run_metadata)
 
+    def executed_ops(self, request):
+        """(node name, op type) of every op one traced call runs."""
+        tf = self._tf
+        options = tf.compat.v1.RunOptions(
+            trace_level=tf.compat.v1.RunOptions.FULL_TRACE)
+        metadata = tf.compat.v1.RunMetadata()
+        self(request, options, metadata)
+        return [(node.node_name, _op_type(node))
+                for device in metadata.step_stats.dev_stats
+                for node in device.node_stats]
+
     def op_times(self, requests):
         """Op type -> (summed microseconds, op count) per call."""
         tf = self._tf
@@ -119,13 +152,51 @@ class SessionExport:
             self(request, options, metadata)
             for device in metadata.step_stats.dev_stats:
                 for node in device.node_stats:
-                    label = node.timeline_label
-                    op = (label.split("=")[-1].split("(")[0].strip()
-                          if "=" in label else node.node_name)
+                    op = _op_type(node)
                     micros[op] += node.op_end_rel_micros - node.op_start_rel_micros
                     counts[op] += 1
         return {op: (micros[op] / len(requests), counts[op] / len(requests))
                 for op in micros}
+
+
+def _op_type(node):
+    """The op type of a traced node (its timeline label reads
+    `name = Type(inputs)`), or its name where the label has none."""
+    label = node.timeline_label
+    return (label.split(" = ", 1)[1].split("(")[0].strip()
+            if " = " in label else node.node_name)
+
+
+def op_counts_by_stage(ops):
+    """Stage -> (ops, ops without arithmetic) of `executed_ops`' list."""
+    counts = collections.defaultdict(lambda: [0, 0])
+    for name, op in ops:
+        match = _STAGES.search(name)
+        stage = {None: "signature", "bert_preprocessor": "tokenizer",
+                 "Assert": "input checks", "pooler": "head"}.get(
+            match and match.group(1), match and match.group(1))
+        counts[stage][0] += 1
+        counts[stage][1] += op in NO_ARITHMETIC
+    return dict(counts)
+
+
+def _print_op_counts(exports, requests):
+    """A Markdown table: stage -> ops (no arithmetic) per export, of one
+    call with its `requests[path]`."""
+    tables = {path: op_counts_by_stage(export.executed_ops(requests[path]))
+              for path, export in exports.items()}
+    stages = sorted({stage for table in tables.values() for stage in table},
+                    key=lambda s: (not s.startswith("block"), s))
+    print("ops of one batch-1 call by stage (of which without arithmetic):")
+    print("| stage | " + " | ".join(tables) + " |")
+    print("| --- |" + " ---: |" * len(tables))
+    for stage in stages + ["total"]:
+        cells = []
+        for table in tables.values():
+            ops, bare = (map(sum, zip(*table.values())) if stage == "total"
+                         else table.get(stage, (0, 0)))
+            cells.append(f"{ops} ({bare})")
+        print(f"| {stage} | " + " | ".join(cells) + " |")
 
 
 def _print_profile(name, times, top=15):
@@ -196,6 +267,9 @@ def main(argv):
               f"sentences/s {[round(v) for v in result['sentences_per_s']]} "
               f"(median {np.median(result['sentences_per_s']):.1f})")
 
+    if FLAGS.op_counts:
+        _print_op_counts(exports, {path: requests[0] for path, requests
+                                   in single_requests.items()})
     if FLAGS.profile:
         for label, requests in (("batch 1", single_requests),
                                 ("batch 32", batch_requests)):

@@ -74,7 +74,8 @@ PROGRAM = task_flags.TaskProgram(
     optional_flags=frozenset({"max_train_examples", "max_eval_examples",
                               "export_token_ids_only", "export_precision",
                               "export_constant_kernels",
-                              "export_feed_forward_shards"}))
+                              "export_feed_forward_shards",
+                              "export_xla"}))
 
 
 def main():

@@ -35,7 +35,8 @@ OPTIONAL_FLAGS = frozenset({"do_predict", "pad_to_max_length",
                             "export_precision", "export_constant_kernels",
                             "export_feed_forward_shards",
                             "export_max_text_chars", "export_max_batch_chars",
-                            "export_max_windows", "classifier_dropout"})
+                            "export_max_windows", "export_xla",
+                            "classifier_dropout"})
 
 # The shared flags, as `define` specs; a task changes their defaults with
 # `TaskProgram.defaults`.
@@ -77,6 +78,11 @@ SHARED_FLAGS = (
      "side by side on the server's cores; the best count depends on that "
      "machine (docs/serving.md). "
      "Not with --export_constant_kernels (its kernels stay whole)."),
+    ("bool", "export_xla", False,
+     "Run the exported encoder as one XLA-compiled function (inputs padded "
+     "to a few bucket shapes, compiled by the warmup requests); TF Serving "
+     "needs --xla_cpu_compilation_enabled (docs/serving.md). Not with "
+     "--export_constant_kernels."),
     ("integer", "export_max_text_chars", RequestLimits.max_text_chars,
      "The export refuses a request holding a text of more characters "
      "(Unicode code points) than this (docs/serving.md)."),
@@ -284,6 +290,9 @@ def check_flags(f, program, minimum_seq_length=None):
     require(f.export_feed_forward_shards >= 1,
             "--export_feed_forward_shards must be >= 1, got "
             f"{f.export_feed_forward_shards}")
+    require(not (f.export_xla and f.export_constant_kernels),
+            "--export_xla is read only without --export_constant_kernels "
+            "(an XLA export keeps its kernels as variables)")
     for name in ("export_max_text_chars", "export_max_batch_chars",
                  "export_max_windows"):
         require(getattr(f, name) >= 1,
@@ -325,7 +334,7 @@ def export_config(f, program):
     offered = {name: getattr(f, f"export_{name}") for name in (
         "precision", "token_ids_only", "constant_kernels",
         "feed_forward_shards", "max_text_chars", "max_batch_chars",
-        "max_windows") if f"export_{name}" in program.flag_names}
+        "max_windows", "xla") if f"export_{name}" in program.flag_names}
     limits = RequestLimits(**{
         name: offered.pop(name)
         for name in ("max_text_chars", "max_batch_chars", "max_windows")

@@ -55,6 +55,8 @@ class ExportConfig:
       feed_forward_shards: column shards each feed-forward layer is stored
         as, or None (whole); always None with `constant_kernels`.
       limits: the `RequestLimits` the export enforces.
+      xla: the encoder as one XLA-compiled function (bucketed shapes,
+        compiled by the warmup requests); not with `constant_kernels`.
 
     The export checks the values (`tfbert.export.export_saved_model`).
     """
@@ -64,4 +66,5 @@ class ExportConfig:
     constant_kernels: bool = False
     feed_forward_shards: int | None = None
     limits: RequestLimits = RequestLimits()
+    xla: bool = False
 

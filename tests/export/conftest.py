@@ -88,8 +88,8 @@ def exports(serving_modules, tmp_path_factory):
 def replay_warmup(path, signatures):
     """Runs each request of the export's TF Serving warmup file through
     `signatures` (of the loaded export); returns the signature names the
-    requests named, checking each answer has one row and the model name
-    is the export directory's."""
+    requests named, checking each answer has a row per request row and the
+    model name is the export directory's."""
     import tensorflow as tf
     from tensorflow_serving.apis import prediction_log_pb2
 
@@ -104,7 +104,8 @@ def replay_warmup(path, signatures):
                   for name, proto in request.inputs.items()}
         signature = request.model_spec.signature_name
         outputs = signatures[signature](**inputs)
-        assert all(value.shape[0] == 1 for value in outputs.values())
+        rows = next(iter(inputs.values())).shape[0]
+        assert all(value.shape[0] == rows for value in outputs.values())
         replayed.append(signature)
     return replayed
 

@@ -17,6 +17,7 @@ from tests.export.conftest import replay_warmup, serving_module
 from tfbert.export import serving_module as serving_module_lib
 from tfbert.export import (EXPORT_PRECISIONS, export_saved_model,
                            serving_model, unservable_ops)
+from tfbert_config.export import RequestLimits
 
 # Every test exports and loads SavedModels in both precisions (a module
 # fixture, ~45 s on a busy machine).
@@ -27,6 +28,10 @@ KINDS = ["classifier", "squad", "ner"]
 # as graph constants (`export_saved_model(constant_kernels=True)`).
 CONSTANT_KERNELS = "bfloat16+constant_kernels"
 VARIANTS = [*EXPORT_PRECISIONS, CONSTANT_KERNELS]
+# float32 with the encoder XLA-compiled (`export_saved_model(xla=True)`),
+# bounded to 2 windows per request: batch buckets 1 and 2 (fewer shapes
+# for the warmup to compile).
+XLA = "float32+xla"
 MATMULS = {"MatMul", "BatchMatMulV2", "BatchMatMulV3", "Einsum"}
 # bfloat16 keeps 8 significant bits; through one tiny layer the outputs
 # move by a few 1e-3 (measured: <= 4e-3); these bounds leave ~5x room.
@@ -73,6 +78,10 @@ def precision_exports(serving_modules, tokenizer, exports, tmp_path_factory):
         paths[kind, CONSTANT_KERNELS] = export_saved_model(
             serving_module(kind, model, tokenizer),
             str(base / f"{kind}_constant"), constant_kernels=True)
+        paths[kind, XLA] = export_saved_model(
+            serving_module(kind, serving_modules[kind].model, tokenizer),
+            str(base / f"{kind}_xla"), xla=True,
+            limits=RequestLimits(max_windows=2))
     return paths
 
 
@@ -268,13 +277,18 @@ def test_constant_kernels_are_stored_once_as_constants(
     assert checkpoint == matrices - whole + shards
 
 
+@pytest.mark.parametrize("variant", [CONSTANT_KERNELS, XLA])
 @pytest.mark.parametrize("kind", KINDS)
-def test_constant_kernel_exports_replay_their_warmup_and_check_inputs(
-        kind, precision_exports, loaded):
-    signatures = loaded[kind, CONSTANT_KERNELS].signatures
-    replayed = replay_warmup(precision_exports[kind, CONSTANT_KERNELS],
-                             signatures)
-    assert sorted(replayed) == sorted(signatures)
+def test_constant_kernel_and_xla_exports_replay_their_warmup_and_check_inputs(
+        kind, variant, precision_exports, loaded):
+    signatures = loaded[kind, variant].signatures
+    replayed = replay_warmup(precision_exports[kind, variant], signatures)
+    assert sorted(set(replayed)) == sorted(signatures)
+    if variant == XLA:
+        # One serve_token_ids request per bucket shape: batch 1, 2 x the
+        # sequence buckets of the kind's max_seq_length (16, or 16 and 32).
+        seq_buckets = {"squad": 2}.get(kind, 1)
+        assert replayed.count("serve_token_ids") == 2 * seq_buckets
     ids = _token_ids(signatures["serve_token_ids"])
     ids["input_word_ids"][0, 1] = -5
     with pytest.raises(tf.errors.InvalidArgumentError,
@@ -357,7 +371,7 @@ def _token_ids(signature):
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_serving_op_check_passes_at_every_precision(kind, precision_exports):
-    for variant in VARIANTS:
+    for variant in [*VARIANTS, XLA]:
         assert unservable_ops(precision_exports[kind, variant]) == []
 
 
@@ -385,3 +399,43 @@ def test_every_precision_answers_when_loaded_as_tf_serving_loads(
 def test_unknown_precision_is_refused(serving_modules):
     with pytest.raises(ValueError, match="int4"):
         serving_model(serving_modules["classifier"].model, "int4")
+
+
+def _compiled_functions(path):
+    """Names of the SavedModel's functions marked for XLA compilation."""
+    saved_model = saved_model_pb2.SavedModel()
+    with open(f"{path}/saved_model.pb", "rb") as f:
+        saved_model.ParseFromString(f.read())
+    library = saved_model.meta_graphs[0].graph_def.library
+    return {function.signature.name for function in library.function
+            if function.attr["_XlaMustCompile"].b}
+
+
+@pytest.mark.parametrize("kind", KINDS)
+def test_xla_exports_compile_the_encoder_and_answer_as_float32(
+        kind, precision_exports, loaded, onednn_run_ops):
+    """An XLA export holds a jit-compiled encoder, loads and runs in a
+    process with only tensorflow and tensorflow_text (`onednn_run_ops`
+    ran its serving_default), and answers as the float32 export, on
+    requests of several lengths and batch sizes (padded to buckets)."""
+    assert _compiled_functions(precision_exports[kind, XLA])
+    assert not _compiled_functions(precision_exports[kind, "float32"])
+    assert precision_exports[kind, XLA] in onednn_run_ops
+    signatures = {variant: loaded[kind, variant].signatures
+                  for variant in ("float32", XLA)}
+    texts = TEXTS[kind]
+    requests = [("serving_default", texts),
+                ("serving_default", {name: values[:1]
+                                     for name, values in texts.items()}),
+                ("serve_token_ids",
+                 _token_ids(signatures["float32"]["serve_token_ids"]))]
+    for signature, request in requests:
+        plain, compiled = (signatures[variant][signature](**{
+            name: tf.constant(value) for name, value in request.items()})
+            for variant in ("float32", XLA))
+        assert sorted(compiled) == sorted(plain)
+        for key, value in plain.items():
+            if value.dtype.is_floating:
+                np.testing.assert_allclose(compiled[key], value, atol=1e-5)
+            else:
+                assert compiled[key].numpy().tolist() == value.numpy().tolist()

@@ -225,3 +225,45 @@ def test_sharded_feed_forward_computes_inference_from_the_shards():
     np.testing.assert_allclose(inference, _block_reference(x, mask, block),
                                atol=1e-4)
 
+
+
+def test_compiled_encoder_equals_the_keras_forward_on_bucketed_shapes():
+    """`CompiledEncoder` pads a [3, 7] request (trailing padding cut to 5)
+    to the bucket [4, 16] and cuts its outputs back: real positions as the
+    Keras forward, padding positions zeros, pooled output and first-token
+    output too."""
+    import keras
+
+    from tfbert.config import BertConfig
+    from tfbert.inference import CompiledEncoder
+    from tfbert.inference.compiled import size_buckets
+    from tfbert.models import BertEncoder
+
+    assert size_buckets(128, 16) == [16, 32, 64, 128]
+    assert size_buckets(64) == [1, 2, 4, 8, 16, 32, 64]
+    keras.utils.set_random_seed(0)
+    encoder = BertEncoder(BertConfig(
+        vocab_size=50, hidden_size=8, num_layers=2, num_heads=2,
+        intermediate_size=16, max_position_embeddings=32))
+    mask = np.zeros([3, 7], np.int32)
+    mask[0, :5], mask[1, :2], mask[2, :4] = 1, 1, 1
+    inputs = {"input_word_ids": RNG.integers(1, 50, (3, 7)).astype(np.int32)
+              * mask, "input_mask": mask,
+              "input_type_ids": np.zeros_like(mask)}
+    expected = {name: np.asarray(value) for name, value in
+                encoder(inputs, training=False).items()}
+    compiled = CompiledEncoder(encoder, None, max_seq_length=32, max_batch=4)
+    assert compiled.warmup_shapes() == [(b, s) for b in (1, 2, 4)
+                                        for s in (16, 32)]
+    outputs = compiled(inputs)
+    sequence = np.asarray(outputs["sequence_output"])
+    assert sequence.shape == (3, 7, 8)
+    np.testing.assert_allclose(sequence[mask == 1],
+                               expected["sequence_output"][mask == 1],
+                               atol=1e-5)
+    assert not sequence[mask == 0].any()
+    np.testing.assert_allclose(outputs["pooled_output"],
+                               expected["pooled_output"], atol=1e-5)
+    first = compiled(inputs, first_token_only=True)["sequence_output"]
+    np.testing.assert_allclose(first, expected["sequence_output"][:, :1],
+                               atol=1e-5)

@@ -764,6 +764,10 @@ def classify(tmp_path, tiny_checkpoint):
      "--doc_stride is read only without --text_b_column"),
     ("dev.csv", "text,label\ngood,pos\n", ["--window_pooling=max"],
      "--window_pooling is read only with --doc_stride"),
+    ("dev.csv", "text,label\ngood,pos\n",
+     ["--export_xla", "--export_precision=bfloat16",
+      "--export_constant_kernels"],
+     "--export_xla is read only without --export_constant_kernels"),
 ])
 def test_classify_bad_files(capsys, tmp_path, classify, name, text, extra,
                             expected):

@@ -79,10 +79,10 @@ class ClassifierServingModule(ServingModule):
         return "regress" if self.label_names is None else "classify"
 
     def signatures(self, token_ids_only=False, constant_kernels=False,
-                   feed_forward_shards=None, limits=None):
+                   feed_forward_shards=None, limits=None, xla=False):
         """`ServingModule.signatures` and, with text, the tf.Example one."""
         signatures = super().signatures(token_ids_only, constant_kernels,
-                                        feed_forward_shards, limits)
+                                        feed_forward_shards, limits, xla)
         if not token_ids_only:
             examples = tf.function(self.serve_examples, input_signature=[
                 tf.TensorSpec([None], tf.string, name="inputs")],

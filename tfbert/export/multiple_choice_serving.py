@@ -41,9 +41,14 @@ class MultipleChoiceServingModule(ServingModule):
     def warmup_inputs(self, token_ids_only=False):
         # One example: its num_choices rows of token ids.
         inputs = super().warmup_inputs(token_ids_only)
-        inputs[TOKEN_IDS_SIGNATURE] = {
-            name: np.repeat(value, self.num_choices, axis=0)
-            for name, value in inputs[TOKEN_IDS_SIGNATURE].items()}
+
+        def choices(request):
+            return {name: np.repeat(value, self.num_choices, axis=0)
+                    for name, value in request.items()}
+        requests = inputs[TOKEN_IDS_SIGNATURE]
+        inputs[TOKEN_IDS_SIGNATURE] = (
+            [choices(r) for r in requests] if isinstance(requests, list)
+            else choices(requests))
         return inputs
 
     def _outputs(self, features):

@@ -37,7 +37,7 @@ def next_version(export_dir):
 
 def export_saved_model(module, export_dir, *, token_ids_only=False,
                        constant_kernels=False, feed_forward_shards=None,
-                       limits=None):
+                       limits=None, xla=False):
     """Saves a `ServingModule` as `export_dir/<version>/`, TF Serving's layout.
 
     The SavedModel is written to a staging directory inside `export_dir`,
@@ -71,6 +71,10 @@ def export_saved_model(module, export_dir, *, token_ids_only=False,
       limits: the `RequestLimits` (characters per text and per request,
         encoder windows per request) beyond which the signatures refuse a
         request; default `RequestLimits()`.
+      xla: run the encoder as one XLA-compiled function, its inputs
+        padded to bucket shapes that the warmup requests compile
+        (`ServingModule.signatures`); TF Serving then needs
+        `--xla_cpu_compilation_enabled` (docs/serving.md).
 
     Returns:
       The path of the version directory written.
@@ -83,7 +87,7 @@ def export_saved_model(module, export_dir, *, token_ids_only=False,
       ValueError: the graph uses ops that TF Serving 2.10+ does not link;
         `constant_kernels` for a model that does not compute in bfloat16;
         `feed_forward_shards` below 1, above the intermediate size, or
-        above 1 with `constant_kernels`.
+        above 1 with `constant_kernels`; `xla` with `constant_kernels`.
     """
     bad = first_non_finite(module.model.weights)
     if bad is not None:
@@ -91,7 +95,7 @@ def export_saved_model(module, export_dir, *, token_ids_only=False,
                              "not finite (the training diverged)")
     try:
         return _export(module, export_dir, token_ids_only, constant_kernels,
-                       feed_forward_shards, limits)
+                       feed_forward_shards, limits, xla)
     except Exception as error:
         reported = storage_error(error, export_dir)
         if reported is None:
@@ -100,7 +104,7 @@ def export_saved_model(module, export_dir, *, token_ids_only=False,
 
 
 def _export(module, export_dir, token_ids_only, constant_kernels,
-            feed_forward_shards, limits):
+            feed_forward_shards, limits, xla):
     os.makedirs(export_dir, exist_ok=True)
     _remove_stale_staging(export_dir)
     with staging_directory(
@@ -108,7 +112,7 @@ def _export(module, export_dir, token_ids_only, constant_kernels,
             prefix=f"{_STAGING_PREFIX}{socket.gethostname()}.{os.getpid()}."
     ) as staging:
         signatures = module.signatures(token_ids_only, constant_kernels,
-                                       feed_forward_shards, limits)
+                                       feed_forward_shards, limits, xla)
         _save_quietly(module, staging, signatures)
         _set_method_names(staging, {
             name: method for name, method in module.method_names().items()
@@ -140,7 +144,7 @@ def _export(module, export_dir, token_ids_only, constant_kernels,
 def export_task_model(model, export_dir, serving_module, *,
                       precision="float32", token_ids_only=False,
                       constant_kernels=False, feed_forward_shards=None,
-                      limits=None):
+                      limits=None, xla=False):
     """Exports a trained task model for TF Serving, as the task programs do:
     the `ServingModule` that `serving_module(model)` builds on the model at
     `precision` (`serving_model`), written by `export_saved_model` (the
@@ -149,7 +153,7 @@ def export_task_model(model, export_dir, serving_module, *,
     return export_saved_model(
         module, export_dir, token_ids_only=token_ids_only,
         constant_kernels=constant_kernels,
-        feed_forward_shards=feed_forward_shards, limits=limits)
+        feed_forward_shards=feed_forward_shards, limits=limits, xla=xla)
 
 
 def _save_quietly(module, path, signatures):

@@ -75,6 +75,7 @@ import keras
 import numpy as np
 import tensorflow as tf
 
+from tfbert.inference import CompiledEncoder
 from tfbert.inference import feed_forward_shards as column_shards
 from tfbert.inference import task_outputs
 from tfbert.layers.transformer_block import TransformerBlock
@@ -152,6 +153,8 @@ class ServingModule(tf.Module):
         self._untracked.weights = None
         self._untracked.outputs_functions = None
         self._untracked.limits = RequestLimits()
+        # The XLA-compiled encoder of an export made with `xla`, else None.
+        self._untracked.compiled = None
         self._track_variables()
         self._tokenizer_resources = tokenizer
 
@@ -244,7 +247,8 @@ class ServingModule(tf.Module):
         """The model's outputs for its token-id `inputs` (checked encoder
         inputs, or what a task module builds from them: dict of int32
         tensors), computed by `tfbert.inference.task_outputs` with the
-        export's `feed_forward_shards` (inside the signatures' functions).
+        export's `feed_forward_shards` (inside the signatures' functions),
+        its encoder by its `CompiledEncoder` in an export made with `xla`.
 
         Within `signatures` the computation is one function per input
         structure (ranks and dtypes, every dimension unknown) that every
@@ -269,7 +273,8 @@ class ServingModule(tf.Module):
         # graph of the function that reads them.
         with self._weights():
             return task_outputs(self.model, inputs,
-                                feed_forward_shards=self.feed_forward_shards)
+                                feed_forward_shards=self.feed_forward_shards,
+                                encoder=self._untracked.compiled)
 
     def _weights(self):
         """A scope in which the model reads its weights as the export
@@ -278,7 +283,7 @@ class ServingModule(tf.Module):
         return weights.scope() if weights else contextlib.nullcontext()
 
     def signatures(self, token_ids_only=False, constant_kernels=False,
-                   feed_forward_shards=None, limits=None):
+                   feed_forward_shards=None, limits=None, xla=False):
         """Signature name -> concrete function, for `tf.saved_model.save`.
 
         The functions are created here, not stored on the module, so a
@@ -288,21 +293,33 @@ class ServingModule(tf.Module):
         model only) the Dense kernels as graph constants, whole; the module
         saves those instead of the model's variables (see the module
         docstring). They refuse requests over `limits` (a `RequestLimits`;
-        default `RequestLimits()`).
+        default `RequestLimits()`). With `xla` the encoder runs as one
+        XLA-compiled function shared by every signature
+        (`tfbert.inference.CompiledEncoder`, batches bucketed up to
+        `limits.max_windows`); the tokenizer and the head do not.
 
         Raises:
           ValueError: `constant_kernels` for a model that does not compute
-            in bfloat16, or kernels over `MAX_CONSTANT_BYTES`;
+            in bfloat16, or kernels over `MAX_CONSTANT_BYTES`; `xla` with
+            `constant_kernels`;
             `feed_forward_shards` below 1, above the intermediate size, or
             above 1 with `constant_kernels`; a function that reads a
             variable the export replaces (a `tfbert.inference` call not
             given the module's `feed_forward_shards`).
         """
+        if xla and constant_kernels:
+            # The compiled function is traced once, in the first
+            # signature's graph: constants made there belong to it.
+            raise ValueError("xla exports keep their kernels as variables "
+                             "(not constant_kernels)")
         self._untracked.limits = limits or RequestLimits()
         self._untracked.weights = _ExportWeights(
             self.model, constant_kernels, feed_forward_shards)
         self._untracked.outputs_functions = {}
         self._track_variables()
+        self._untracked.compiled = CompiledEncoder(
+            self.model.encoder, self.feed_forward_shards, self.max_seq_length,
+            self.limits.max_windows) if xla else None
         id_specs = [tf.TensorSpec([None, self.max_seq_length], tf.int32,
                                   name=name) for name in INPUT_NAMES]
         token_ids = tf.function(self.serve_token_ids, input_signature=id_specs,
@@ -329,13 +346,22 @@ class ServingModule(tf.Module):
 
     def warmup_inputs(self, token_ids_only=False):
         """Signature name -> {input name: numpy array}: one small request per
-        signature, for TF Serving's warmup file."""
-        ids = np.zeros([1, self.max_seq_length], np.int32)
-        ids[0, :2] = [self.tokenizer.cls_id, self.tokenizer.sep_id]
-        mask = np.zeros_like(ids)
-        mask[0, :2] = 1
-        inputs = {TOKEN_IDS_SIGNATURE: dict(zip(
-            INPUT_NAMES, (ids, mask, np.zeros_like(ids))))}
+        signature, for TF Serving's warmup file; in an export made with
+        `xla`, `serve_token_ids` gets a list of requests instead, one of
+        each bucket shape of its `CompiledEncoder`, so the server compiles
+        them all while it loads."""
+        compiled = self._untracked.compiled
+        shapes = compiled.warmup_shapes() if compiled else [(1, 2)]
+        requests = []
+        for batch, length in shapes:
+            ids = np.zeros([batch, self.max_seq_length], np.int32)
+            ids[:, :length] = self.tokenizer.cls_id
+            ids[:, length - 1] = self.tokenizer.sep_id
+            mask = (np.arange(self.max_seq_length) < length).astype(
+                np.int32)[None].repeat(batch, 0)
+            requests.append(dict(zip(INPUT_NAMES,
+                                     (ids, mask, np.zeros_like(ids)))))
+        inputs = {TOKEN_IDS_SIGNATURE: requests if compiled else requests[0]}
         if not token_ids_only:
             inputs[TEXT_SIGNATURE] = {
                 name: np.full([1, *self.text_input_shape(name)[1:]],

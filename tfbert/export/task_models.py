@@ -67,7 +67,8 @@ def serving_module_of(model, **options):
 
 def export_for_serving(model, export_dir, *, precision="float32",
                        token_ids_only=False, constant_kernels=False,
-                       feed_forward_shards=None, limits=None, **options):
+                       feed_forward_shards=None, limits=None, xla=False,
+                       **options):
     """Writes the TF Serving SavedModel of `model` as
     `export_dir/<version>/`; returns that version directory.
 
@@ -75,9 +76,9 @@ def export_for_serving(model, export_dir, *, precision="float32",
       model: a model `serving_module_of` takes.
       export_dir: the model's base directory, e.g. `saved_models/sst2`.
       precision, token_ids_only, constant_kernels, feed_forward_shards,
-        limits: as the programs' --export_precision,
+        limits, xla: as the programs' --export_precision,
         --export_token_ids_only, --export_constant_kernels,
-        --export_feed_forward_shards and --export_max_* flags
+        --export_feed_forward_shards, --export_max_* and --export_xla flags
         (`export_saved_model`); a feature extractor or mask filler exports
         in float32 only.
       **options: the `serving_module_of` options of the model's kind (e.g.
@@ -90,9 +91,9 @@ def export_for_serving(model, export_dir, *, precision="float32",
         return export_saved_model(
             serving_module_of(model, **options), export_dir,
             token_ids_only=token_ids_only, constant_kernels=constant_kernels,
-            feed_forward_shards=feed_forward_shards, limits=limits)
+            feed_forward_shards=feed_forward_shards, limits=limits, xla=xla)
     return export_task_model(
         model, export_dir, lambda model: serving_module_of(model, **options),
         precision=precision, token_ids_only=token_ids_only,
         constant_kernels=constant_kernels,
-        feed_forward_shards=feed_forward_shards, limits=limits)
+        feed_forward_shards=feed_forward_shards, limits=limits, xla=xla)

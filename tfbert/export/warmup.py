@@ -19,15 +19,18 @@ def build_predict_request(model_name, signature_name, inputs):
 
 
 def write_warmup_requests(path, model_name, inputs_by_signature):
-    """Writes one `PredictionLog` per signature in TFRecord format, as TF
-    Serving reads them at load time."""
+    """Writes a `PredictionLog` per request in TFRecord format, as TF
+    Serving reads them at load time: `inputs_by_signature` maps each
+    signature name to its request's inputs, or to a list of requests."""
     from tensorflow_serving.apis import prediction_log_pb2
 
     os.makedirs(os.path.dirname(path), exist_ok=True)
     with tf.io.TFRecordWriter(path) as writer:
-        for signature_name, inputs in inputs_by_signature.items():
-            log = prediction_log_pb2.PredictionLog(
-                predict_log=prediction_log_pb2.PredictLog(
-                    request=build_predict_request(model_name, signature_name,
-                                                  inputs)))
-            writer.write(log.SerializeToString())
+        for signature_name, requests in inputs_by_signature.items():
+            for inputs in (requests if isinstance(requests, list)
+                           else [requests]):
+                log = prediction_log_pb2.PredictionLog(
+                    predict_log=prediction_log_pb2.PredictLog(
+                        request=build_predict_request(
+                            model_name, signature_name, inputs)))
+                writer.write(log.SerializeToString())

@@ -10,9 +10,12 @@ problems, the feed-forward layer from column shards, and the last block for
 the first token only under a sequence classifier. Every task model states
 its head once (`head_outputs`); `task_outputs` runs it on
 `EncoderInference`. The TF Serving and TF Hub exports, `SentenceEncoder.encode`,
-`FeatureExtractor` and `FillMask` compute with it.
+`FeatureExtractor` and `FillMask` compute with it. `CompiledEncoder` runs
+the encoder as one XLA-compiled function on bucketed shapes (exports made
+with --export_xla).
 """
 
+from tfbert.inference.compiled import CompiledEncoder
 from tfbert.inference.encoder import EncoderInference, task_outputs
 from tfbert.inference.token_packing import (TokenPacking, padded_to,
                                             trailing_padding_removed)

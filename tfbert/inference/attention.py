@@ -18,7 +18,15 @@ from tfbert.layers.masking import padding_bias
 SMALL_ATTENTION_SCORES = 1024
 
 
-def _context(query, key, value, bias):
+def _small_problem(query, key):
+    """Whether an attention problem has at most `SMALL_ATTENTION_SCORES`
+    scores per head (bool scalar, computed at run time)."""
+    query_shape, key_shape = tf.shape(query), tf.shape(key)
+    scores = query_shape[0] * query_shape[2] * key_shape[2]
+    return scores <= SMALL_ATTENTION_SCORES
+
+
+def _context(query, key, value, bias, small):
     """`softmax(query @ key^T + bias) @ value`, with kernels chosen by size
     at run time.
 
@@ -34,22 +42,21 @@ def _context(query, key, value, bias):
       query: [batch, N, q, head]; key, value: [batch, N, k, head], float32
         or bfloat16.
       bias: float32 [batch, 1, 1, k], added to the float32 scores.
+      small: bool scalar, `_small_problem(query, key)`.
 
     Returns:
       [batch, N, q, head] in the dtype of `value`.
     """
     dtype = value.dtype
 
-    def small():
+    def small_kernels():
         scores = tf.raw_ops.BatchMatMulV3(x=query, y=key, Tout=dtype,
                                           adj_y=True)
         probs = tf.exp(tf.nn.log_softmax(tf.cast(scores, "float32") + bias))
         return tf.raw_ops.BatchMatMulV3(x=tf.cast(probs, dtype), y=value,
                                         Tout=dtype)
 
-    query_shape, key_shape = tf.shape(query), tf.shape(key)
-    scores = query_shape[0] * query_shape[2] * key_shape[2]
-    return tf.cond(scores <= SMALL_ATTENTION_SCORES, small,
+    return tf.cond(small, small_kernels,
                    lambda: scaled_dot_product(query, key, value, bias))
 
 
@@ -115,7 +122,12 @@ def self_attention(layer, hidden_states, attention_mask, query_states=None,
     value = split_heads(fused_dense(layer.value, hidden_states))
     bias = padding_bias(attention_mask)[:, None, None, :]
     if layer.compute_dtype in ("float32", "bfloat16"):
-        context = _context(query, key, value, bias)
+        # Every block of a packed call has the same problem sizes (the
+        # first-token block its own): their test is computed once.
+        small = (_small_problem(query, key) if packing is None
+                 else packing.per_call(("small attention", own_queries),
+                                       lambda: _small_problem(query, key)))
+        context = _context(query, key, value, bias, small)
     else:  # float16: the layer's own form, as its Keras forward
         context = scaled_dot_product(query, key, value, bias)
     if own_queries and packing is not None:

@@ -2,6 +2,7 @@
 runs it, from the encoder's own weights."""
 
 import keras
+import tensorflow as tf
 
 from tfbert.inference.token_packing import (TokenPacking, padded_to,
                                             trailing_padding_removed)
@@ -34,7 +35,8 @@ class EncoderInference:
         self.encoder = encoder
         self.feed_forward_shards = feed_forward_shards or {}
 
-    def __call__(self, inputs, first_token_only=False, all_blocks=False):
+    def __call__(self, inputs, first_token_only=False, all_blocks=False,
+                 pack=True):
         """The encoder's outputs for `inputs`.
 
         Args:
@@ -42,6 +44,10 @@ class EncoderInference:
             `input_type_ids` (checked as the encoder checks them).
           first_token_only: compute the last block for position 0 only.
           all_blocks: also return every block's output.
+          pack: cut trailing padding and pack the tokens (data-dependent
+            shapes); False runs every position of `inputs` (static
+            shapes, for XLA: padding positions then hold values, not
+            zeros).
 
         Returns:
           A dict with `sequence_output` float32 [batch, seq, H] (padding
@@ -50,14 +56,22 @@ class EncoderInference:
           `all_blocks` `encoder_outputs`, one [batch, seq, H] per block.
         """
         encoder = self.encoder
-        inputs = encoder.checked_inputs(inputs)
-        seq = keras.ops.shape(inputs["input_mask"])[1]
-        inputs = trailing_padding_removed(inputs)
-        mask = inputs["input_mask"]
-        packing = TokenPacking(mask)
-        hidden = packing.pack(encoder.embeddings(
+        # Name scopes (graphs only, no ops) mark the stages that
+        # `benchmarks.serving_graphs --op_counts` counts.
+        with tf.name_scope("packing"):
+            inputs = encoder.checked_inputs(inputs)
+            seq = keras.ops.shape(inputs["input_mask"])[1]
+            packing = None
+            if pack:
+                inputs = trailing_padding_removed(inputs)
+                packing = TokenPacking(inputs["input_mask"])
+            mask = inputs["input_mask"]
+        hidden = encoder.embeddings(
             inputs["input_word_ids"], inputs["input_type_ids"],
-            training=False))
+            training=False)
+        if pack:
+            with tf.name_scope("packing"):
+                hidden = packing.pack(hidden)
         if encoder.embedding_projection is not None:
             hidden = encoder.embedding_projection(hidden)
         blocks = []
@@ -65,18 +79,21 @@ class EncoderInference:
         for i in range(num_layers):
             block = encoder.transformer_blocks[
                 i % len(encoder.transformer_blocks)]
-            hidden = transformer_block(
-                block, hidden, mask, packing=packing,
-                first_token_only=first_token_only and i == num_layers - 1,
-                shards=self.feed_forward_shards.get(block))
+            with tf.name_scope(f"block_{i}"):
+                hidden = transformer_block(
+                    block, hidden, mask, packing=packing,
+                    first_token_only=first_token_only and i == num_layers - 1,
+                    shards=self.feed_forward_shards.get(block))
             blocks.append(hidden)
         if first_token_only:
             outputs = {"sequence_output": hidden}
         else:
             if not all_blocks:
                 blocks = blocks[-1:]
-            blocks = [padded_to(packing.unpack(block), seq)
-                      for block in blocks]
+            if pack:
+                with tf.name_scope("packing"):
+                    blocks = [padded_to(packing.unpack(block), seq)
+                              for block in blocks]
             outputs = {"sequence_output": blocks[-1]}
             if all_blocks:
                 outputs["encoder_outputs"] = blocks
@@ -86,7 +103,7 @@ class EncoderInference:
         return outputs
 
 
-def task_outputs(model, inputs, feed_forward_shards=None):
+def task_outputs(model, inputs, feed_forward_shards=None, encoder=None):
     """`model(inputs, training=False)` of a task model computed on
     `EncoderInference`, through the model's own head (`head_outputs`).
 
@@ -97,11 +114,16 @@ def task_outputs(model, inputs, feed_forward_shards=None):
         `MultipleChoiceClassifier`'s [batch, choices, seq] dict; a
         `SentenceEncoder`'s preprocessed texts).
       feed_forward_shards: see `EncoderInference`.
+      encoder: what computes the encoder's outputs, called as
+        `EncoderInference` is (e.g. a `CompiledEncoder`); default
+        `EncoderInference(model.encoder, feed_forward_shards)`.
 
     Returns:
       What the model's head returns (see each model).
     """
-    encoder = EncoderInference(model.encoder, feed_forward_shards)
+    if encoder is None:
+        encoder = EncoderInference(model.encoder, feed_forward_shards)
     outputs = encoder(model.encoder_inputs(inputs),
                       first_token_only=model.first_token_head)
-    return model.head_outputs(outputs, inputs, training=False)
+    with tf.name_scope("head"):
+        return model.head_outputs(outputs, inputs, training=False)

@@ -80,7 +80,7 @@ class TokenPacking:
         # int32 [batch]: where each row's position 0 lies in the packing.
         self.first_positions = _take_rows(
             self._rows, ops.arange(self.batch) * self.seq)
-        self._head_indices = {}
+        self._per_call = {}
 
     def pack(self, x):
         """[batch, seq, ...] -> [tokens, ...], the kept positions in order."""
@@ -119,7 +119,7 @@ class TokenPacking:
         position's row in the packing split into N rows per token; for
         `pack_heads`, each kept position's rows in [batch, N, seq]
         flattened. Computed once per call and shared by every block."""
-        if num_heads not in self._head_indices:
+        def compute():
             heads = ops.arange(num_heads, dtype="int32")
             rows = ops.reshape(self._rows, (self.batch, 1, self.seq))
             spread = rows * num_heads + heads[None, :, None]
@@ -127,8 +127,15 @@ class TokenPacking:
             column = self.positions - batch_row * self.seq
             pack = ((batch_row * num_heads)[:, None] + heads[None, :]) \
                 * self.seq + column[:, None]
-            self._head_indices[num_heads] = spread, pack
-        return self._head_indices[num_heads]
+            return spread, pack
+        return self.per_call(("head indices", num_heads), compute)
+
+    def per_call(self, key, compute):
+        """`compute()`, computed once for this packing (one call of the
+        encoder) per `key` and shared by every block that asks for it."""
+        if key not in self._per_call:
+            self._per_call[key] = compute()
+        return self._per_call[key]
 
     def _batched(self, rows):
         return ops.reshape(rows, (self.batch, self.seq, *rows.shape[1:]))

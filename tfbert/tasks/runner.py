@@ -131,7 +131,7 @@ class Task:
             token_ids_only=config.token_ids_only,
             constant_kernels=config.constant_kernels,
             feed_forward_shards=config.feed_forward_shards,
-            limits=config.limits)
+            limits=config.limits, xla=config.xla)
 
 
 def first_examples(config, split, examples):
