@@ -85,11 +85,13 @@ def exports(serving_modules, tmp_path_factory):
             for kind, module in serving_modules.items()}
 
 
-def replay_warmup(path, signatures):
+def replay_warmup(path, signatures, rows_per_example=None):
     """Runs each request of the export's TF Serving warmup file through
     `signatures` (of the loaded export); returns the signature names the
-    requests named, checking each answer has a row per request row and the
-    model name is the export directory's."""
+    requests named, checking each answer has a row per example of the
+    request and the model name is the export directory's.
+    `rows_per_example`: signature name -> input rows per example where that
+    is not 1 (a multiple-choice model's token ids: one row per choice)."""
     import tensorflow as tf
     from tensorflow_serving.apis import prediction_log_pb2
 
@@ -104,7 +106,9 @@ def replay_warmup(path, signatures):
                   for name, proto in request.inputs.items()}
         signature = request.model_spec.signature_name
         outputs = signatures[signature](**inputs)
-        rows = next(iter(inputs.values())).shape[0]
+        rows = next(iter(inputs.values())).shape[0] // (
+            rows_per_example or {}).get(signature, 1)
+        assert rows >= 1
         assert all(value.shape[0] == rows for value in outputs.values())
         replayed.append(signature)
     return replayed

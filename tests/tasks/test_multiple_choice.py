@@ -102,7 +102,8 @@ def test_trains_evaluates_predicts_and_exports(
     assert served["choice"] == [p["choice"] for p in predictions]
     check_serving_ops(str(path))
     loaded = tf.saved_model.load(str(path))
-    assert sorted(replay_warmup(str(path), loaded.signatures)) == [
+    assert sorted(replay_warmup(str(path), loaded.signatures, {
+        "serve_token_ids": task.config.num_choices})) == [
         "serve_token_ids", "serving_default"]
     features = pack_choices(task.preprocessor, tf.constant([test[0].context]),
                             tf.constant([list(test[0].choices)]))

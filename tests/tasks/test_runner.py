@@ -315,6 +315,30 @@ def test_export_feed_forward_shards(tmp_path, tiny_checkpoint,
     np.testing.assert_allclose(answers["1"], answers["2"], atol=1e-6)
 
 
+def test_export_xla(tmp_path, tiny_checkpoint, sst2_train_dir, baseline):
+    """--export_xla exports the encoder as an XLA-compiled function, which
+    answers as the default export does."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    export_dir = tmp_path / "export"
+    _export_baseline(tiny_checkpoint, sst2_train_dir, baseline,
+                     f"--export_dir={export_dir}")
+    _export_baseline(tiny_checkpoint, sst2_train_dir, baseline,
+                     f"--export_dir={export_dir}", "--export_xla")
+    answers = {}
+    for version, compiled in (("1", False), ("2", True)):
+        saved_model = saved_model_pb2.SavedModel.FromString(
+            (export_dir / version / "saved_model.pb").read_bytes())
+        library = saved_model.meta_graphs[0].graph_def.library
+        assert any(function.attr["_XlaMustCompile"].b
+                   for function in library.function) == compiled
+        serve = tf.saved_model.load(str(export_dir / version)).signatures[
+            "serving_default"]
+        answers[version] = serve(sentence=tf.constant(["Good.", "Bad."]))[
+            "probabilities"]
+    np.testing.assert_allclose(answers["1"], answers["2"], atol=1e-5)
+
+
 @pytest.mark.parametrize("flags, message", [
     (["--export_feed_forward_shards=0"], "must be >= 1"),
     (["--export_precision=bfloat16", "--export_constant_kernels",
@@ -414,7 +438,7 @@ def test_every_shared_flag_is_covered():
         "do_eval", "do_predict", "export_token_ids_only", "export_precision",
         "export_constant_kernels", "export_feed_forward_shards",
         "export_max_text_chars", "export_max_batch_chars",
-        "export_max_windows", "max_seq_length",
+        "export_max_windows", "export_xla", "max_seq_length",
         "pad_to_max_length", "train_batch_size", "eval_batch_size",
         "learning_rate", "num_train_epochs", "warmup_proportion",
         "weight_decay", "adam_epsilon", "gradient_accumulation_steps",
