@@ -27,12 +27,9 @@ def test_attention_adds_the_residual_to_its_output():
         _attention_reference(x, mask, layer) + residual, atol=1e-5)
 
 
-def _inference_ops_run(forward, x, mask):
-    """The ops TensorFlow's executor ran (after its rewrites, oneDNN's
-    included) for `forward(x, mask)` in a graph, as (op type,
-    number of inputs) pairs, and the output: the variables frozen into
-    constants, run in a TF1 Session (as TF Serving runs a SavedModel) with
-    a full trace."""
+def _frozen_graph(forward, x):
+    """`forward(x, mask)` as a graph with the variables frozen into
+    constants: (serialized GraphDef, input tensor names, output name)."""
     import tensorflow as tf
     from tensorflow.python.framework.convert_to_constants import (
         convert_variables_to_constants_v2)
@@ -41,14 +38,26 @@ def _inference_ops_run(forward, x, mask):
     frozen = convert_variables_to_constants_v2(forward.get_concrete_function(
         tf.TensorSpec([None, None, x.shape[-1]], tf.float32),
         tf.TensorSpec([None, None], tf.int32)))
+    return (frozen.graph.as_graph_def().SerializeToString(),
+            [tensor.name for tensor in frozen.inputs],
+            frozen.outputs[0].name)
+
+
+def _ops_run_in_session(graph_def, inputs, output, feeds):
+    """The ops TensorFlow's executor ran (after its rewrites, oneDNN's
+    included) for the serialized `graph_def`, fed `feeds` at `inputs`, as
+    (op type, number of inputs) pairs, and the `output` value: run in a TF1
+    Session (as TF Serving runs a SavedModel) with a full trace."""
+    import tensorflow as tf
+
     graph = tf.Graph()
     with graph.as_default():
-        tf.graph_util.import_graph_def(frozen.graph.as_graph_def(), name="")
-    inputs = [tensor.name for tensor in frozen.inputs]
+        tf.graph_util.import_graph_def(
+            tf.compat.v1.GraphDef.FromString(graph_def), name="")
     with tf.compat.v1.Session(graph=graph) as session:
         metadata = tf.compat.v1.RunMetadata()
-        output = session.run(
-            frozen.outputs[0].name, dict(zip(inputs, (x, mask))),
+        value = session.run(
+            output, dict(zip(inputs, feeds)),
             options=tf.compat.v1.RunOptions(
                 trace_level=tf.compat.v1.RunOptions.FULL_TRACE),
             run_metadata=metadata)
@@ -60,7 +69,28 @@ def _inference_ops_run(forward, x, mask):
                 arguments = call[call.index("(") + 1:call.rindex(")")]
                 ran.append((call.split("(")[0],
                             len(arguments.split(", ")) if arguments else 0))
-    return ran, output
+    return ran, value
+
+
+def _inference_ops_run(forward, x, mask):
+    """`_ops_run_in_session` of `forward(x, mask)`'s frozen graph."""
+    graph_def, inputs, output = _frozen_graph(forward, x)
+    return _ops_run_in_session(graph_def, inputs, output, (x, mask))
+
+
+# Runs `_ops_run_in_session` on the files argv[1] (GraphDef) and argv[2]
+# (inputs, output name and feeds) in a new process; prints the ops as JSON.
+_RUN_IN_FRESH_PROCESS = """
+import json, sys
+import numpy as np
+from tests.inference.test_inference_layers import _ops_run_in_session
+spec = np.load(sys.argv[2], allow_pickle=False)
+ran, value = _ops_run_in_session(
+    open(sys.argv[1], "rb").read(), list(spec["inputs"]), str(spec["output"]),
+    (spec["x"], spec["mask"]))
+np.save(sys.argv[3], value)
+print(json.dumps(ran))
+"""
 
 
 @pytest.mark.parametrize("batch,seq", [(1, 7), (2, 22), (3, 19), (4, 40)])
@@ -92,20 +122,33 @@ def test_attention_inference_kernels_follow_the_problem_size(batch, seq):
 
 
 
-def test_transformer_block_residual_adds_run_inside_their_matmuls():
+def test_transformer_block_residual_adds_run_inside_their_matmuls(
+        tmp_path, run_fresh_python):
     """With oneDNN, the block's inference graph adds each residual inside
     the projection before it (the attention output and the second
     feed-forward matmul: one fused kernel each, with 4 inputs: rows,
-    kernel, bias, residual), and computes the block's values."""
+    kernel, bias, residual), and computes the block's values. The graph
+    runs in a new process, as a server loads it: in a process that has run
+    many other graphs (a test worker) the rewrite has been seen not to
+    happen."""
     from tensorflow.python.util import _pywrap_util_port
+
+    from tests.conftest import REPO_ROOT
 
     if not _pywrap_util_port.IsMklEnabled():
         pytest.skip("this TensorFlow build has no oneDNN")
     block = _tiny_block()
     x = RNG.normal(size=(2, 4, 8)).astype(np.float32)
     mask = np.array([[1, 1, 0, 0], [1, 1, 1, 1]], np.int32)
-    ran, output = _inference_ops_run(
-        lambda x, mask: transformer_block(block, x, mask), x, mask)
+    graph_def, inputs, output_name = _frozen_graph(
+        lambda x, mask: transformer_block(block, x, mask), x)
+    (tmp_path / "graph.pb").write_bytes(graph_def)
+    np.savez(tmp_path / "spec.npz", inputs=np.array(inputs),
+             output=np.array(output_name), x=x, mask=mask)
+    ran = [tuple(op) for op in run_fresh_python(
+        _RUN_IN_FRESH_PROCESS, tmp_path / "graph.pb", tmp_path / "spec.npz",
+        tmp_path / "output.npy", env={"PYTHONPATH": str(REPO_ROOT)})]
+    output = np.load(tmp_path / "output.npy")
     np.testing.assert_allclose(output, _block_reference(x, mask, block),
                                atol=1e-4)
     matmuls = [inputs for op, inputs in ran if "FusedMatMul" in op]
