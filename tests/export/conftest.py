@@ -114,6 +114,19 @@ def replay_warmup(path, signatures, rows_per_example=None):
     return replayed
 
 
+def compiled_functions(path):
+    """Names of the functions of the SavedModel at `path` marked for XLA
+    compilation."""
+    from tensorflow.core.protobuf import saved_model_pb2
+
+    saved_model = saved_model_pb2.SavedModel()
+    with open(f"{path}/saved_model.pb", "rb") as f:
+        saved_model.ParseFromString(f.read())
+    library = saved_model.meta_graphs[0].graph_def.library
+    return {function.signature.name for function in library.function
+            if function.attr["_XlaMustCompile"].b}
+
+
 def saved_model_cli_show(path):
     """`saved_model_cli show --all` of a SavedModel: its stdout."""
     cli = subprocess.run(

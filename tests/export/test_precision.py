@@ -13,7 +13,8 @@ import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
 
 from tensorflow.core.protobuf import saved_model_pb2
 
-from tests.export.conftest import replay_warmup, serving_module
+from tests.export.conftest import (compiled_functions, replay_warmup,
+                                  serving_module)
 from tfbert.export import serving_module as serving_module_lib
 from tfbert.export import (EXPORT_PRECISIONS, export_saved_model,
                            serving_model, unservable_ops)
@@ -401,15 +402,6 @@ def test_unknown_precision_is_refused(serving_modules):
         serving_model(serving_modules["classifier"].model, "int4")
 
 
-def _compiled_functions(path):
-    """Names of the SavedModel's functions marked for XLA compilation."""
-    saved_model = saved_model_pb2.SavedModel()
-    with open(f"{path}/saved_model.pb", "rb") as f:
-        saved_model.ParseFromString(f.read())
-    library = saved_model.meta_graphs[0].graph_def.library
-    return {function.signature.name for function in library.function
-            if function.attr["_XlaMustCompile"].b}
-
 
 @pytest.mark.parametrize("kind", KINDS)
 def test_xla_exports_compile_the_encoder_and_answer_as_float32(
@@ -418,8 +410,8 @@ def test_xla_exports_compile_the_encoder_and_answer_as_float32(
     process with only tensorflow and tensorflow_text (`onednn_run_ops`
     ran its serving_default), and answers as the float32 export, on
     requests of several lengths and batch sizes (padded to buckets)."""
-    assert _compiled_functions(precision_exports[kind, XLA])
-    assert not _compiled_functions(precision_exports[kind, "float32"])
+    assert compiled_functions(precision_exports[kind, XLA])
+    assert not compiled_functions(precision_exports[kind, "float32"])
     assert precision_exports[kind, XLA] in onednn_run_ops
     signatures = {variant: loaded[kind, variant].signatures
                   for variant in ("float32", XLA)}

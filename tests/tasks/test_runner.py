@@ -318,7 +318,7 @@ def test_export_feed_forward_shards(tmp_path, tiny_checkpoint,
 def test_export_xla(tmp_path, tiny_checkpoint, sst2_train_dir, baseline):
     """--export_xla exports the encoder as an XLA-compiled function, which
     answers as the default export does."""
-    from tensorflow.core.protobuf import saved_model_pb2
+    from tests.export.conftest import compiled_functions
 
     export_dir = tmp_path / "export"
     _export_baseline(tiny_checkpoint, sst2_train_dir, baseline,
@@ -327,11 +327,7 @@ def test_export_xla(tmp_path, tiny_checkpoint, sst2_train_dir, baseline):
                      f"--export_dir={export_dir}", "--export_xla")
     answers = {}
     for version, compiled in (("1", False), ("2", True)):
-        saved_model = saved_model_pb2.SavedModel.FromString(
-            (export_dir / version / "saved_model.pb").read_bytes())
-        library = saved_model.meta_graphs[0].graph_def.library
-        assert any(function.attr["_XlaMustCompile"].b
-                   for function in library.function) == compiled
+        assert bool(compiled_functions(export_dir / version)) == compiled
         serve = tf.saved_model.load(str(export_dir / version)).signatures[
             "serving_default"]
         answers[version] = serve(sentence=tf.constant(["Good.", "Bad."]))[

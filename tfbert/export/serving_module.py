@@ -260,8 +260,7 @@ class ServingModule(tf.Module):
         specs = {name: tf.TensorSpec([None] * tensor.shape.rank,
                                      tensor.dtype, name=name)
                  for name, tensor in inputs.items()}
-        key = tuple((name, spec.shape.rank, spec.dtype)
-                    for name, spec in specs.items())
+        key = tuple(specs.items())
         if key not in functions:
             functions[key] = tf.function(
                 self._task_outputs, autograph=False).get_concrete_function(
