@@ -20,6 +20,14 @@ memory (VmHWM) is its own, also reported above the RSS right after the
 framework's imports; the settings are run `--rounds` times interleaved
 (A B C A B C) because the machine is shared; the best round is reported.
 
+With `--compare_checkout=PATH` (another tfbert checkout, e.g. a `git
+worktree` of an earlier commit) the setting `tfbert_other` trains the same
+model with that checkout's tfbert, interleaved with `tfbert`, for an A/B of
+the training step in one run:
+
+    python -m benchmarks.training_throughput --parts=throughput \
+        --settings=tfbert --rounds=5 --compare_checkout=/tmp/before
+
 Part 2 (`--parts=memory`): each setting once more, with its peak private
 memory (RssAnon sampled every 2 ms by this process: VmHWM without the
 shared-library pages, see `benchmarks.common.run_sampling_private_memory`).
@@ -74,6 +82,13 @@ def define_flags():
     flags.DEFINE_list("epoch_modes", ["bucketing", "pad_to_max_length"],
                       "Epoch batching modes to time.")
     flags.DEFINE_string("worker", None, "Internal: run one setting.")
+    flags.DEFINE_string("compare_checkout", None,
+                        "Another tfbert checkout (e.g. a `git worktree` of "
+                        "an earlier commit): adds the setting `tfbert_other`, "
+                        "the `tfbert` setting with that checkout's tfbert, "
+                        "interleaved with the others.")
+    flags.DEFINE_string("tfbert_from", None,
+                        "Internal: import tfbert from this checkout.")
 
 
 def _checkpoint():
@@ -154,29 +169,37 @@ def _time_fit(model, dataset, runtime_mb):
 
 
 def _tf_worker(jit_compile, bfloat16=False):
+    """tfbert's `BertClassifier` on MiniLM with BERT's AdamW, the way the GLUE
+    task builds and compiles it, through APIs that `--compare_checkout`'s
+    earlier tfbert has too."""
+    if FLAGS.tfbert_from:
+        sys.path.insert(0, FLAGS.tfbert_from)
     import keras
     import tensorflow as tf
 
     if bfloat16:
         keras.mixed_precision.set_global_policy("mixed_bfloat16")
-    from tfbert.data import glue as glue_data
+    import tfbert
     from tfbert.training.optimization import create_optimizer
 
     runtime_mb = peak_rss_mb()
     keras.utils.set_random_seed(0)
-    task = glue_data.get_task("sst2")
-    model = glue_task().build_model(task, _checkpoint())
+    model = tfbert.BertClassifier.from_pretrained(_checkpoint(), 2,
+                                                  dropout=0.1)
     total = FLAGS.warmup_steps + FLAGS.steps
     optimizer = create_optimizer(5e-5, total_steps=100 * total, warmup_steps=0,
                                  weight_decay=0.01)
-    loss, _ = glue_task().loss_and_metrics(task)
-    model.compile(optimizer=optimizer, loss=loss, jit_compile=jit_compile)
+    model.compile(optimizer=optimizer,
+                  loss=keras.losses.SparseCategoricalCrossentropy(
+                      from_logits=True),
+                  jit_compile=jit_compile)
     ids, mask, types, labels = _batch(FLAGS.batch_size, FLAGS.seq_length,
                                       model.encoder.config.vocab_size)
     features = {"input_word_ids": ids, "input_mask": mask,
                 "input_type_ids": types}
     dataset = tf.data.Dataset.from_tensors((features, labels)).repeat()
-    return _time_fit(model, dataset, runtime_mb)
+    return _time_fit(model, dataset, runtime_mb) + (
+        os.path.dirname(tfbert.__file__),)
 
 
 def _keras_hub_worker(bfloat16=False):
@@ -250,17 +273,19 @@ def _worker(name):
         return
     if name.startswith("hf_torch"):
         seconds, loss, runtime_mb = _torch_worker(bfloat16=name.endswith("bf16"))
+        source = None
     elif name.startswith("keras_hub"):
         seconds, loss, runtime_mb = _keras_hub_worker(
             bfloat16=name.endswith("bf16"))
+        source = None
     else:
-        seconds, loss, runtime_mb = _tf_worker(
+        seconds, loss, runtime_mb, source = _tf_worker(
             jit_compile=(name == "tfbert_xla"), bfloat16=name.endswith("bf16"))
     print(json.dumps({
         "seq_per_s": FLAGS.steps * FLAGS.batch_size / seconds,
         "ms_per_step": 1000 * seconds / FLAGS.steps,
         "last_loss": loss, "peak_rss_mb": peak_rss_mb(),
-        "runtime_rss_mb": runtime_mb}))
+        "runtime_rss_mb": runtime_mb, "tfbert": source}))
 
 
 def _spawn(name, sample_memory=False):
@@ -271,6 +296,8 @@ def _spawn(name, sample_memory=False):
             f"--data_dir={FLAGS.data_dir}",
             f"--epoch_examples={FLAGS.epoch_examples}",
             f"--max_seq_length={FLAGS.max_seq_length}"]
+    if name == "tfbert_other":
+        args.append(f"--tfbert_from={FLAGS.compare_checkout}")
     if sample_memory:
         returncode, stdout, stderr, private_mb = run_sampling_private_memory(
             args)
@@ -282,8 +309,15 @@ def _spawn(name, sample_memory=False):
         private_mb = None
     if returncode:
         raise RuntimeError(f"{name} worker failed:\n{stderr[-3000:]}")
-    return dict(json.loads(stdout.strip().splitlines()[-1]),
-                peak_private_mb=private_mb)
+    output = json.loads(stdout.strip().splitlines()[-1])
+    if name == "tfbert_other" and os.path.commonpath(
+            [os.path.realpath(output["tfbert"]),
+             os.path.realpath(FLAGS.compare_checkout)]) != os.path.realpath(
+                 FLAGS.compare_checkout):
+        raise RuntimeError(f"--compare_checkout={FLAGS.compare_checkout}: "
+                           f"the worker imported tfbert from "
+                           f"{output['tfbert']}")
+    return dict(output, peak_private_mb=private_mb)
 
 
 def _reference(name):
@@ -322,6 +356,13 @@ def _throughput():
                      f"RSS {peak[name] / peak[reference]:.2f}x, above "
                      f"runtime {added[name] / added[reference]:.2f}x")
         print(line, flush=True)
+    if "tfbert" in best and "tfbert_other" in best:
+        print(f"tfbert / tfbert_other ({FLAGS.compare_checkout}): "
+              f"{best['tfbert'] / best['tfbert_other']:.3f}x (best rounds); "
+              "per round: " + ", ".join(
+                  f"{a['seq_per_s'] / b['seq_per_s']:.3f}"
+                  for a, b in zip(runs["tfbert"], runs["tfbert_other"])),
+              flush=True)
 
 
 def _memory():
@@ -367,6 +408,8 @@ def main(argv):
         _worker(FLAGS.worker)
         return
     print(f"cpus={os.cpu_count()} load={os.getloadavg()}")
+    if FLAGS.compare_checkout and "tfbert_other" not in FLAGS.settings:
+        FLAGS.settings = list(FLAGS.settings) + ["tfbert_other"]
     if "throughput" in FLAGS.parts:
         _throughput()
     if "memory" in FLAGS.parts:
