@@ -56,7 +56,8 @@ def test_changed_run_is_refused_naming_each_change(tmp_path):
     assert "learning_rate: 2e-05 -> 3e-05" in message
     assert 'train_file: {"sha256": "aa", "size": 3} -> ' in message
     assert "seed: <unset> -> 1" in message and "epochs" not in message
-    assert "--overwrite_model_dir" in message and "--model_dir" in message
+    # The parameters, in backticks (`tfbert_cli.errors.render`).
+    assert "`overwrite_model_dir`" in message and "`model_dir`" in message
 
 
 def test_clear_training_state_keeps_everything_else(tmp_path):
