@@ -82,7 +82,7 @@ def test_csv_trains_exactly_what_glue_trains(tmp_path, shared_data_dir,
         *_common(tiny_checkpoint, model_dir)])
     if name == "mrpc":  # Most MRPC pairs are longer than 48 tokens.
         assert re.search(f"{re.escape(str(train))}: [1-9][0-9]* of 32 rows "
-                         "are longer than --max_seq_length=48 tokens",
+                         "are longer than max_seq_length=48 tokens",
                          capsys.readouterr().out)
     logits = _dev_logits(mine_prepared, mine)
     np.testing.assert_array_equal(logits, _dev_logits(glue_prepared, glue))
