@@ -264,7 +264,7 @@ def test_long_documents_are_classified_from_all_their_windows(
         *_common(tiny_checkpoint, tmp_path / "model"),
         "--max_seq_length=32"])
     assert re.search(f"{re.escape(str(dev))}: [1-9][0-9]* of 16 rows are "
-                     "longer than --max_seq_length=32 tokens and are read in "
+                     "longer than max_seq_length=32 tokens and are read in "
                      "windows", capsys.readouterr().out)
     # Windows cut in Python (SQuAD's plan), pooled in numpy.
     preprocessor = BertPreprocessor.from_pretrained(

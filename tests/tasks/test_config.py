@@ -2,6 +2,7 @@
 line: the library never sees flags."""
 
 import ast
+import dataclasses
 import importlib
 import os
 import subprocess
@@ -33,6 +34,22 @@ def test_config_defaults_are_the_command_lines(name):
     for flag in flag_values:
         assert getattr(config, flag) == flag_values[flag].value, flag
     assert program.config(flag_values) == config
+
+
+def test_extraction_config_defaults_are_the_command_lines():
+    from absl import flags
+
+    from tfbert.tasks.extract_features import ExtractionConfig
+    from tfbert_cli import extract_features, program
+
+    flag_values = flags.FlagValues()
+    program.define(flag_values, extract_features._FLAGS)
+    flag_values(["test"])
+    config = ExtractionConfig()
+    assert {field.name for field in dataclasses.fields(config)} == set(
+        flag_values)
+    for flag in flag_values:
+        assert getattr(config, flag) == flag_values[flag].value, flag
 
 
 def test_glue_task_from_python(capsys, tmp_path, tiny_checkpoint):
@@ -120,7 +137,8 @@ def test_tasks_never_import_absl():
 
 def test_task_programs_specs_import_no_absl():
     # What tfbert.tasks imports of tfbert_cli: absl only comes with `main`.
-    modules = ", ".join(f"tfbert_cli.{name}" for name in RUNNER_PROGRAMS)
+    modules = ", ".join(f"tfbert_cli.{name}" for name in (
+        *RUNNER_PROGRAMS, "extract_features"))
     code = (f"import sys, {modules}\n"
             "assert 'absl' not in sys.modules, 'absl imported'")
     result = subprocess.run(
