@@ -77,24 +77,24 @@ def _check(f):
                          ("do_eval", "eval_file"),
                          ("do_predict", "predict_file")):
         if getattr(f, action) and not getattr(f, flag):
-            raise UserError(f"--{action} needs --{flag}")
+            raise UserError(f"`{action}` needs `{flag}`")
     if f.regression and f.multi_label:
-        raise UserError("--regression and --multi_label exclude "
+        raise UserError("`regression` and `multi_label` exclude "
                         "each other")
     if f.class_weights != "none" and kind(f) != "single_label":
-        raise UserError("--class_weights is read only for "
+        raise UserError("`class_weights` is read only for "
                         "single-label classification")
     if f.label_names is not None and f.regression:
-        raise UserError("--label_names is read only without "
-                        "--regression")
+        raise UserError("`label_names` is read only without "
+                        "`regression`")
     if f.doc_stride < 0:
-        raise UserError(f"--doc_stride must be >= 0, got "
+        raise UserError(f"`doc_stride` must be >= 0, got "
                         f"{f.doc_stride}")
     if f.doc_stride and f.text_b_column:
-        raise UserError("--doc_stride is read only without "
-                        "--text_b_column (single texts)")
+        raise UserError("`doc_stride` is read only without "
+                        "`text_b_column` (single texts)")
     if not f.label_separator:
-        raise UserError("--label_separator must not be empty")
+        raise UserError("`label_separator` must not be empty")
 
 
 def _check_given(f):

@@ -23,7 +23,7 @@ output, 0 the first's. Texts are encoded --batch_size at a time and written
 as they come, so memory stays bounded by one batch.
 """
 
-from tfbert_cli import program
+from tfbert_cli import specs
 
 _FLAGS = (
     ("string", "input_file", None,
@@ -52,7 +52,17 @@ _FLAGS = (
 )
 
 
+# The extraction's settings (`tfbert.tasks.extract_features.extract`): a
+# field per flag, its default the flag's.
+CONFIG_CLASS = specs.config_class("ExtractionConfig", _FLAGS,
+                                  module="tfbert.tasks.extract_features")
+
+
 def main():
+    # absl comes with the running program: the library reads the specs
+    # above without it.
+    from tfbert_cli import program
+
     program.main_program(
         _FLAGS, "tfbert.tasks.extract_features:run",
         required=("input_file", "output_file"), doc=__doc__)

@@ -33,9 +33,9 @@ _FLAGS = (
 
 def _check(f):
     if not f.task:
-        raise UserError("--task is required")
+        raise UserError("`task` is required")
     if not f.data_dir:
-        raise UserError("--data_dir is required")
+        raise UserError("`data_dir` is required")
 
 
 PROGRAM = task_flags.TaskProgram(

@@ -28,12 +28,12 @@ _FLAGS = (
 
 def _check(f):
     if f.num_choices < 2:
-        raise UserError(f"--num_choices must be >= 2, got {f.num_choices}")
+        raise UserError(f"`num_choices` must be >= 2, got {f.num_choices}")
     for action, flag in (("do_train", "train_file"),
                          ("do_eval", "dev_file"),
                          ("do_predict", "test_file")):
         if getattr(f, action) and not getattr(f, flag):
-            raise UserError(f"--{action} needs --{flag}")
+            raise UserError(f"`{action}` needs `{flag}`")
 
 
 PROGRAM = task_flags.TaskProgram(

@@ -53,14 +53,14 @@ _FLAGS = (
 
 def _check(f):
     if f.tag_scheme not in TAG_SCHEMES:
-        raise UserError(f"--tag_scheme must be one of {', '.join(TAG_SCHEMES)}, "
+        raise UserError(f"`tag_scheme` must be one of {', '.join(TAG_SCHEMES)}, "
                         f"got {f.tag_scheme!r}")
     if f.tag_column is not None and f.tag_column < 1:
-        raise UserError(f"--tag_column must be >= 1 (column 0 is the token), "
+        raise UserError(f"`tag_column` must be >= 1 (column 0 is the token), "
                         f"got {f.tag_column}")
     if f.window_stride is not None and not (
             0 < f.window_stride <= f.max_seq_length - 2):
-        raise UserError(f"--window_stride must be in [1, --max_seq_length - 2 "
+        raise UserError(f"`window_stride` must be in [1, `max_seq_length` - 2 "
                         f"= {f.max_seq_length - 2}], got {f.window_stride}")
 
 

@@ -66,19 +66,19 @@ def _one_source(f, static_flag, corpus_flag, needed):
     if needed and (bool(getattr(f, static_flag))
                    == bool(getattr(f, corpus_flag))):
         raise UserError(
-            f"pass exactly one of --{static_flag} (static TFRecords) and "
-            f"--{corpus_flag} (raw text, dynamic masking)")
+            f"pass exactly one of `{static_flag}` (static TFRecords) and "
+            f"`{corpus_flag}` (raw text, dynamic masking)")
 
 
 def _check(f):
     if f.num_train_steps < 0:
-        raise UserError(f"--num_train_steps must be >= 0, got "
+        raise UserError(f"`num_train_steps` must be >= 0, got "
                         f"{f.num_train_steps}")
     if not 0 < f.masked_lm_prob < 1:
-        raise UserError(f"--masked_lm_prob must be in (0, 1), got "
+        raise UserError(f"`masked_lm_prob` must be in (0, 1), got "
                         f"{f.masked_lm_prob}")
     if f.max_predictions_per_seq <= 0:
-        raise UserError(f"--max_predictions_per_seq must be positive, got "
+        raise UserError(f"`max_predictions_per_seq` must be positive, got "
                         f"{f.max_predictions_per_seq}")
     _one_source(f, "input_file", "corpus_file", f.do_train)
     _one_source(f, "eval_input_file", "eval_corpus_file",

@@ -64,12 +64,15 @@ def main_program(specs, body, *, required=(), check=None, doc=None,
     the status `body(config)` returns: `config` is the flags' values as a
     `specs.config_class` of the specs (None for callable `specs`, whose
     body reads its own). The `user_errors` raised by the checks or `body`
-    are reported in one line, with exit status 2."""
+    are reported in one line, with exit status 2, the parameters they name
+    in backticks written as the program's flags (`errors.render`)."""
     if doc:
         sys.modules["__main__"].__doc__ = doc
     before = set(FLAGS)
     specs() if callable(specs) else define(FLAGS, specs)
-    for name in sorted(set(FLAGS) - before):
+    # The parameters a message names in backticks are these flags.
+    names = frozenset(set(FLAGS) - before)
+    for name in sorted(names):
         FLAGS.register_key_flag_for_module(sys.argv[0], FLAGS[name])
 
     def app_main(argv):
@@ -86,13 +89,13 @@ def main_program(specs, body, *, required=(), check=None, doc=None,
             if check is not None:
                 check()
         except (ValueError, OSError) as error:
-            report_error(error)
+            report_error(error, parameters=names)
             sys.exit(2)
         config = None if callable(specs) else parsed_config(specs)
         try:
             status = _resolve(body)(config)
         except user_errors as error:
-            report_error(error)
+            report_error(error, parameters=names)
             status = 2
         sys.exit(status)
 

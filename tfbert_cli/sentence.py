@@ -57,14 +57,14 @@ _FLAGS = (
 
 def _check(f):
     if f.do_train and not f.train_file:
-        raise UserError("--do_train needs --train_file")
+        raise UserError("`do_train` needs `train_file`")
     if f.do_eval and not f.eval_file:
-        raise UserError("--do_eval needs --eval_file")
+        raise UserError("`do_eval` needs `eval_file`")
     if not f.score_scale > 0:
-        raise UserError(f"--score_scale must be positive, got "
+        raise UserError(f"`score_scale` must be positive, got "
                         f"{f.score_scale}")
     if f.do_train and f.loss == "mnrl" and f.train_batch_size < 2:
-        raise UserError(f"--loss=mnrl needs --train_batch_size >= 2 (the "
+        raise UserError(f"`loss`=mnrl needs `train_batch_size` >= 2 (the "
                         f"other examples of a batch are the negatives), got "
                         f"{f.train_batch_size}")
 

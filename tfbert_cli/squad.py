@@ -41,7 +41,7 @@ def _check(f):
     for name in ("doc_stride", "max_query_length", "n_best_size",
                  "max_answer_length"):
         if getattr(f, name) <= 0:
-            raise UserError(f"--{name} must be positive, got "
+            raise UserError(f"`{name}` must be positive, got "
                             f"{getattr(f, name)}")
 
 

@@ -266,44 +266,44 @@ def check_flags(f, program, minimum_seq_length=None):
 
     if minimum_seq_length is None:
         minimum_seq_length = program.minimum_seq_length(f)
-    require(f.model_dir, "--model_dir is required")
+    require(f.model_dir, "`model_dir` is required")
     predicts = "do_predict" in program.flag_names
     actions = [f.do_train, f.do_eval, bool(f.export_dir),
                predicts and f.do_predict]
-    require(any(actions), "nothing to do: pass --do_train, --do_eval"
-            + (", --do_predict" if predicts else "")
-            + " or --export_dir")
+    require(any(actions), "nothing to do: pass `do_train`, `do_eval`"
+            + (", `do_predict`" if predicts else "")
+            + " or `export_dir`")
     require(f.max_seq_length >= minimum_seq_length,
-            f"--max_seq_length={f.max_seq_length} is too short for this task "
+            f"`max_seq_length`={f.max_seq_length} is too short for this task "
             f"(at least {minimum_seq_length})")
     for name in ("train_batch_size", "eval_batch_size"):
-        require(getattr(f, name) > 0, f"--{name} must be positive, got "
+        require(getattr(f, name) > 0, f"`{name}` must be positive, got "
                 f"{getattr(f, name)}")
-    training_config(f)  # Its bounds, named as flags.
+    training_config(f)  # Its bounds, named as parameters.
     for split in ("train", "eval", "predict"):
         name = f"max_{split}_examples"
-        require(getattr(f, name) >= 0, f"--{name} must be >= 0 (0 = all), "
+        require(getattr(f, name) >= 0, f"`{name}` must be >= 0 (0 = all), "
                 f"got {getattr(f, name)}")
     require(not f.export_constant_kernels or f.export_precision == "bfloat16",
-            "--export_constant_kernels is read only with "
-            "--export_precision=bfloat16")
+            "`export_constant_kernels` is read only with "
+            "`export_precision`=bfloat16")
     require(f.export_feed_forward_shards >= 1,
-            "--export_feed_forward_shards must be >= 1, got "
+            "`export_feed_forward_shards` must be >= 1, got "
             f"{f.export_feed_forward_shards}")
     require(not (f.export_xla and f.export_constant_kernels),
-            "--export_xla is read only without --export_constant_kernels "
+            "`export_xla` is read only without `export_constant_kernels` "
             "(an XLA export keeps its kernels as variables)")
     for name in ("export_max_text_chars", "export_max_batch_chars",
                  "export_max_windows"):
         require(getattr(f, name) >= 1,
-                f"--{name} must be >= 1, got {getattr(f, name)}")
+                f"`{name}` must be >= 1, got {getattr(f, name)}")
     require(f.tpu is None or f.distribution_strategy == "tpu",
-            "--tpu is read only with --distribution_strategy=tpu")
+            "`tpu` is read only with `distribution_strategy`=tpu")
     require(f.num_gpus is None or f.distribution_strategy in (
-        "one_device", "mirrored"), "--num_gpus is read only with "
-            "--distribution_strategy=one_device or mirrored")
+        "one_device", "mirrored"), "`num_gpus` is read only with "
+            "`distribution_strategy`=one_device or mirrored")
     if f.vocab_file and not os.path.isfile(f.vocab_file):
-        raise UserError(f"--vocab_file={f.vocab_file}: no such file")
+        raise UserError(f"`vocab_file`={f.vocab_file}: no such file")
     program.check(f)
 
 
@@ -322,8 +322,8 @@ def training_config(f):
             checkpoint_steps=f.checkpoint_steps, jit_compile=f.jit_compile,
             steps_per_execution=f.steps_per_execution, seed=f.seed)
     except ParameterError as error:
-        # The config's parameters are named as their flags.
-        raise UserError(f"--{error.parameter} must be {error.bounds}, got "
+        # Named as the task's parameter (`errors.render`).
+        raise UserError(f"`{error.parameter}` must be {error.bounds}, got "
                         f"{error.value}") from None
 
 
@@ -345,23 +345,23 @@ def export_config(f, program):
 
 
 def check_output_location(flag, path):
-    """Refuses (`UserError` naming `--flag`) an output directory that cannot
-    be made or written: a file, a path under a file, a read-only directory
-    or file system. Creates nothing that stays: the nearest existing
-    directory is probed with a temporary file (permission bits alone do not
-    tell, e.g. for root or on a read-only mount)."""
+    """Refuses (`UserError` naming the parameter `flag`) an output directory
+    that cannot be made or written: a file, a path under a file, a
+    read-only directory or file system. Creates nothing that stays: the
+    nearest existing directory is probed with a temporary file (permission
+    bits alone do not tell, e.g. for root or on a read-only mount)."""
     target = os.path.abspath(path)
     existing = target
     while not os.path.exists(existing):
         existing = os.path.dirname(existing)
     if not os.path.isdir(existing):
         where = "" if existing == target else f"{existing} "
-        raise UserError(f"--{flag}={path}: {where}is a file, not a directory")
+        raise UserError(f"`{flag}`={path}: {where}is a file, not a directory")
     try:
         fd, probe = tempfile.mkstemp(prefix=".tfbert-write-check-",
                                      dir=existing)
     except OSError as error:
-        raise UserError(f"--{flag}={path}: {existing} is not writable "
+        raise UserError(f"`{flag}`={path}: {existing} is not writable "
                         f"({error.strerror})") from None
     os.close(fd)
     os.remove(probe)
@@ -379,7 +379,8 @@ def main(program, doc):
     """The command-line program of the task `program` describes, `doc` its
     --help text. Its user errors are one line with exit status 2: those
     found by the checks here before TensorFlow is imported, and those the
-    runner finds (`tfbert.tasks.runner.run`)."""
+    runner finds (`tfbert.tasks.runner.run`), their parameters named as
+    flags (`--model_dir`)."""
 
     from tfbert_cli.program import FLAGS, main_program
 
@@ -398,7 +399,7 @@ def main(program, doc):
 
         module, name = program.task.split(":")
         task_class = getattr(importlib.import_module(module), name)
-        return runner.run(task_class(config))
+        return runner.run(task_class(config), command_line=True)
 
     main_program(lambda: define_flags(program), run, check=check, doc=doc,
                  user_errors=())

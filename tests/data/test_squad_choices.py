@@ -34,7 +34,7 @@ def test_split_by_article_keeps_every_paragraph_on_one_side(
 @pytest.mark.parametrize("dev_articles", [0, 24])
 def test_dev_articles_out_of_range(shared_data_dir, tmp_path, dev_articles):
     # The file has 24 articles: train and dev each need one.
-    with pytest.raises(ValueError, match=r"dev_articles must be in \[1, 24\)"):
+    with pytest.raises(ValueError, match=r"`dev_articles` must be in \[1, 24\)"):
         write_split(shared_data_dir / "squad_v1.1" / "dev-v1.1.partA.json",
                     tmp_path, dev_articles=dev_articles)
     assert not list(tmp_path.iterdir())

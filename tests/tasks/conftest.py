@@ -24,15 +24,16 @@ def parse_task_flags(task_class, argv):
 
 
 def run_program(task_class, argv):
-    """`runner.run` of `argv`'s task, returning its exit status; a refusal
-    of `parse_task_flags` is reported as the program reports it (one line,
+    """`runner.run` of `argv`'s task as its program runs it (parameters
+    named as flags), returning its exit status; a refusal of
+    `parse_task_flags` is reported as the program reports it (one line,
     status 2)."""
     try:
         task = parse_task_flags(task_class, argv)
     except UserError as error:
-        report_error(error)
+        report_error(error, parameters=task_class.program.flag_names)
         return 2
-    return runner.run(task)
+    return runner.run(task, command_line=True)
 
 
 def run_task(task_class, argv):

@@ -436,7 +436,8 @@ def test_extract_features_refuses(capsys, tmp_path, tiny_checkpoint, args,
         extract_features.extract(extract_features.extraction_config(
             program.parsed_config(extract_features_program._FLAGS,
                                   flag_values)), verbose=0)
-    program.report_error(error.value)
+    # As the program reports it: parameters named as its flags.
+    program.report_error(error.value, parameters=flag_values)
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and expected in err, err
     assert not (tmp_path / "out.jsonl").exists()
@@ -506,7 +507,8 @@ def test_squad_choices_refuses(capsys, tmp_path, shared_data_dir, args,
     with pytest.raises((ValueError, OSError)) as error:
         squad_choices.run(program.parsed_config(squad_choices_program._FLAGS,
                                                 flag_values))
-    runner.report_error(error.value)
+    # As the program reports it: parameters named as its flags.
+    runner.report_error(error.value, parameters=flag_values)
     err = capsys.readouterr().err.strip()
     assert len(err.splitlines()) == 1 and re.search(expected, err), err
     assert not (tmp_path / "out").exists()

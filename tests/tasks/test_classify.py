@@ -82,7 +82,7 @@ def test_csv_trains_exactly_what_glue_trains(tmp_path, shared_data_dir,
         *_common(tiny_checkpoint, model_dir)])
     if name == "mrpc":  # Most MRPC pairs are longer than 48 tokens.
         assert re.search(f"{re.escape(str(train))}: [1-9][0-9]* of 32 rows "
-                         "are longer than --max_seq_length=48 tokens",
+                         "are longer than max_seq_length=48 tokens",
                          capsys.readouterr().out)
     logits = _dev_logits(mine_prepared, mine)
     np.testing.assert_array_equal(logits, _dev_logits(glue_prepared, glue))
@@ -264,7 +264,7 @@ def test_long_documents_are_classified_from_all_their_windows(
         *_common(tiny_checkpoint, tmp_path / "model"),
         "--max_seq_length=32"])
     assert re.search(f"{re.escape(str(dev))}: [1-9][0-9]* of 16 rows are "
-                     "longer than --max_seq_length=32 tokens and are read in "
+                     "longer than max_seq_length=32 tokens and are read in "
                      "windows", capsys.readouterr().out)
     # Windows cut in Python (SQuAD's plan), pooled in numpy.
     preprocessor = BertPreprocessor.from_pretrained(

@@ -2,6 +2,7 @@
 line: the library never sees flags."""
 
 import ast
+import dataclasses
 import importlib
 import os
 import subprocess
@@ -35,6 +36,22 @@ def test_config_defaults_are_the_command_lines(name):
     assert program.config(flag_values) == config
 
 
+def test_extraction_config_defaults_are_the_command_lines():
+    from absl import flags
+
+    from tfbert.tasks.extract_features import ExtractionConfig
+    from tfbert_cli import extract_features, program
+
+    flag_values = flags.FlagValues()
+    program.define(flag_values, extract_features._FLAGS)
+    flag_values(["test"])
+    config = ExtractionConfig()
+    assert {field.name for field in dataclasses.fields(config)} == set(
+        flag_values)
+    for flag in flag_values:
+        assert getattr(config, flag) == flag_values[flag].value, flag
+
+
 def test_glue_task_from_python(capsys, tmp_path, tiny_checkpoint):
     # A notebook's run, no flags: the missing training file is named.
     config = GlueConfig(task="sst2", data_dir=str(tmp_path / "data"),
@@ -46,6 +63,64 @@ def test_glue_task_from_python(capsys, tmp_path, tiny_checkpoint):
     assert len(err.splitlines()) == 1, err
     assert str(tmp_path / "data" / "SST-2" / "train.tsv") in err, err
     assert not (tmp_path / "model").exists()
+
+
+def _program_error(tmp_path, *argv):
+    """The stderr of `python -m tasks.glue ARGV` (which must exit with 2) as
+    one line."""
+    result = subprocess.run(
+        [sys.executable, "-m", "tasks.glue", *map(str, argv)],
+        capture_output=True, text=True, timeout=300, cwd=REPO_ROOT,
+        env=dict(os.environ, PYTHONPATH=str(REPO_ROOT),
+                 TF_CPP_MIN_LOG_LEVEL="3"))
+    # TensorFlow's start may log before the error: the program's line ends.
+    lines = [line for line in result.stderr.splitlines()
+             if line.startswith("glue: ")]
+    assert result.returncode == 2, result.stderr[-2000:]
+    assert len(lines) == 1, result.stderr[-2000:]
+    return lines[0]
+
+
+def test_python_names_parameters_and_the_command_line_flags(
+        capsys, tmp_path, tiny_checkpoint):
+    # The same mistake in a check of values (before TensorFlow starts).
+    config = GlueConfig(task="sst2", data_dir=str(tmp_path),
+                        init_checkpoint=str(tiny_checkpoint),
+                        model_dir=str(tmp_path / "model"), do_train=True,
+                        train_batch_size=0)
+    assert runner.run(GlueTask(config)) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert "error: train_batch_size must be positive, got 0" in err, err
+    assert "--" not in err and "`" not in err, err
+    line = _program_error(
+        tmp_path, "--task=sst2", f"--data_dir={tmp_path}",
+        f"--model_dir={tmp_path / 'model'}", "--do_train",
+        "--train_batch_size=0")
+    assert line == "glue: error: --train_batch_size must be positive, got 0"
+    assert not (tmp_path / "model").exists()
+
+
+def test_runner_names_parameters_from_python_and_flags_from_the_command_line(
+        capsys, tmp_path, tiny_checkpoint, sst2_dir):
+    # Found by the runner in a model directory that has no trained model.
+    model_dir = tmp_path / "model"
+    config = GlueConfig(task="sst2", data_dir=str(sst2_dir),
+                        init_checkpoint=str(tiny_checkpoint),
+                        model_dir=str(model_dir), do_eval=True)
+    assert runner.run(GlueTask(config)) == 2
+    err = capsys.readouterr().err.strip()
+    assert len(err.splitlines()) == 1, err
+    assert err.endswith(f"error: model_dir={model_dir} has no trained model; "
+                        "run with do_train first"), err
+    assert "--" not in err and "`" not in err, err
+    line = _program_error(
+        tmp_path, "--task=sst2", f"--data_dir={sst2_dir}",
+        f"--init_checkpoint={tiny_checkpoint}", f"--model_dir={model_dir}",
+        "--do_eval")
+    assert line == (f"glue: error: --model_dir={model_dir} has no trained "
+                    "model; run with --do_train first")
+    assert not model_dir.exists()
 
 
 def test_tasks_never_import_absl():
@@ -62,7 +137,8 @@ def test_tasks_never_import_absl():
 
 def test_task_programs_specs_import_no_absl():
     # What tfbert.tasks imports of tfbert_cli: absl only comes with `main`.
-    modules = ", ".join(f"tfbert_cli.{name}" for name in RUNNER_PROGRAMS)
+    modules = ", ".join(f"tfbert_cli.{name}" for name in (
+        *RUNNER_PROGRAMS, "extract_features"))
     code = (f"import sys, {modules}\n"
             "assert 'absl' not in sys.modules, 'absl imported'")
     result = subprocess.run(

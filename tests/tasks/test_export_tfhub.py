@@ -162,7 +162,7 @@ def test_families_export_where_they_fit_the_tf_hub_interface(
     with pytest.raises(ValueError, match="returns pooled_output, and this "
                                          "DistilBertEncoder has no pooler"):
         export_tfhub(str(zoo_checkpoints["distilbert"]), tmp_path / "d")
-    with pytest.raises(ValueError, match="--preprocessor_export_dir: .* "
+    with pytest.raises(ValueError, match="`preprocessor_export_dir`: .* "
                                          "roberta checkpoint with another"):
         export_tfhub(str(zoo_checkpoints["roberta"]),
                      preprocessor_export_dir=tmp_path / "r")

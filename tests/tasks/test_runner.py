@@ -169,7 +169,7 @@ def test_num_gpus_is_read(tmp_path, tiny_checkpoint, sst2_train_dir):
 
 
 def test_tpu_needs_the_tpu_strategy(tmp_path, tiny_checkpoint, sst2_train_dir):
-    with pytest.raises(runner.UserError, match="--tpu"):
+    with pytest.raises(runner.UserError, match="`tpu`"):
         _run(tmp_path, tiny_checkpoint, sst2_train_dir,
              "--tpu=grpc://10.0.0.2:8470")
 
@@ -212,7 +212,7 @@ def test_vocab_file_and_do_lower_case(tmp_path, sst2_train_dir, minilm_dir):
     BertEncoder(BertConfig(vocab_size=30522, hidden_size=16, num_layers=1,
                            num_heads=2, intermediate_size=32,
                            max_position_embeddings=64)).save_pretrained(bare)
-    with pytest.raises(runner.UserError, match="--vocab_file"):
+    with pytest.raises(runner.UserError, match="`vocab_file`"):
         run_task(GlueTask, _args(bare, sst2_train_dir, tmp_path / "a"))
     vocab = minilm_dir / "vocab.txt"
     task, _ = run_task(GlueTask, _args(bare, sst2_train_dir, tmp_path / "b",
@@ -355,7 +355,7 @@ def test_bad_feed_forward_shards_fail_before_training(
 def test_request_bounds_below_one_fail_before_training(
         tmp_path, tiny_checkpoint, sst2_train_dir, flag):
     with pytest.raises(runner.UserError,
-                       match=f"--{flag} must be >= 1, got 0"):
+                       match=f"`{flag}` must be >= 1, got 0"):
         _run(tmp_path, tiny_checkpoint, sst2_train_dir,
              f"--export_dir={tmp_path / 'export'}", f"--{flag}=0")
     assert not (tmp_path / "export").exists()
@@ -367,7 +367,7 @@ def test_more_feed_forward_shards_than_columns_fail_before_training(
     """The intermediate size comes from the checkpoint: checked once the
     model is built, before training (the tiny checkpoint's is 64)."""
     with pytest.raises(runner.UserError,
-                       match="--export_feed_forward_shards=65 exceeds the "
+                       match="`export_feed_forward_shards`=65 exceeds the "
                              "intermediate size 64"):
         _run(tmp_path, tiny_checkpoint, sst2_train_dir,
              f"--export_dir={tmp_path / 'export'}",
@@ -378,7 +378,7 @@ def test_more_feed_forward_shards_than_columns_fail_before_training(
 
 def test_constant_kernels_need_bfloat16(tmp_path, tiny_checkpoint,
                                         sst2_train_dir):
-    with pytest.raises(runner.UserError, match="--export_constant_kernels"):
+    with pytest.raises(runner.UserError, match="`export_constant_kernels`"):
         _run(tmp_path, tiny_checkpoint, sst2_train_dir,
              f"--export_dir={tmp_path / 'export'}",
              "--export_constant_kernels")
@@ -418,7 +418,7 @@ def test_overwrite_model_dir(tmp_path, tiny_checkpoint, sst2_train_dir,
                              baseline, capsys):
     # A model dir a run of the same arguments trained: the baseline's.
     shutil.copytree(baseline["model_dir"], tmp_path / "model")
-    with pytest.raises(ValueError, match="--learning_rate"):
+    with pytest.raises(ValueError, match="`learning_rate`"):
         _run(tmp_path, tiny_checkpoint, sst2_train_dir, "--learning_rate=2e-3")
     _, prepared = _run(tmp_path, tiny_checkpoint, sst2_train_dir,
                        "--learning_rate=2e-3", "--overwrite_model_dir")

@@ -56,7 +56,20 @@ def test_changed_run_is_refused_naming_each_change(tmp_path):
     assert "learning_rate: 2e-05 -> 3e-05" in message
     assert 'train_file: {"sha256": "aa", "size": 3} -> ' in message
     assert "seed: <unset> -> 1" in message and "epochs" not in message
-    assert "--overwrite_model_dir" in message and "--model_dir" in message
+    # The parameters, in backticks (`tfbert_cli.errors.render`).
+    assert "`overwrite_model_dir`" in message and "`model_dir`" in message
+
+
+def test_a_flag_key_is_named_as_its_parameter(tmp_path):
+    # The runner keys its parameters as flags ("--seed"), as fingerprints
+    # have always been written; a message names them in backticks, for
+    # the runner to report as a flag or a config field.
+    check_fingerprint(tmp_path, {"--seed": 1, "data": {}})
+    with pytest.raises(ModelDirMismatchError) as info:
+        check_fingerprint(tmp_path, {"--seed": 2, "data": {}})
+    assert "(`seed`: 1 -> 2)" in str(info.value)
+    assert json.loads((tmp_path / "run_fingerprint.json").read_text()) == {
+        "--seed": 1, "data": {}}
 
 
 def test_clear_training_state_keeps_everything_else(tmp_path):

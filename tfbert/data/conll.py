@@ -187,36 +187,38 @@ def labels_from_sentences(sentences, scheme="iob2"):
         (tag for s in sentences for tag in s.tags), scheme)
 
 
-def parse_labels(spec, scheme="iob2"):
-    """Reads `--labels`: a file with one label per line, or a comma-separated
-    list. Entity labels are tags of the model's scheme and must include
-    `O`; a type given with only some prefixes gets the others added."""
-    if os.path.isfile(spec):
+def parse_labels(labels, scheme="iob2"):
+    """The label set `labels` (a str) gives: a file with one label per
+    line, or a comma-separated list. Entity labels are tags of the model's
+    scheme and must include `O`; a type given with only some prefixes gets
+    the others added."""
+    if os.path.isfile(labels):
         given = []
-        with open(spec, "rb") as f:
+        with open(labels, "rb") as f:
             for line_number, raw in enumerate(f, start=1):
                 try:
                     label = raw.decode("utf-8").strip()
                 except UnicodeDecodeError as e:
-                    raise ValueError(f"{spec}:{line_number}: invalid UTF-8 "
+                    raise ValueError(f"{labels}:{line_number}: invalid UTF-8 "
                                      f"at byte {e.start}") from None
                 if label:
                     given.append(label)
     else:
-        given = [label.strip() for label in spec.split(",") if label.strip()]
+        given = [label.strip() for label in labels.split(",")
+                 if label.strip()]
     if not tag_schemes.is_entity_scheme(scheme):
         if not given:
-            raise ValueError("--labels is empty")
+            raise ValueError("`labels` is empty")
         return tag_schemes.complete_labels(given, scheme)
     prefixes = tag_schemes.PREFIXES[tag_schemes.model_scheme(scheme)]
     for label in given:
         if label != OUTSIDE and not (label[:1] in prefixes
                                      and label[1:2] == "-" and label[2:]):
             raise ValueError(
-                f"--labels: {label!r} is not O or "
+                f"`labels`: {label!r} is not O or "
                 f"{'-/'.join(prefixes)}-<type>")
     if OUTSIDE not in given:
-        raise ValueError("--labels must include O")
+        raise ValueError("`labels` must include O")
     return tag_schemes.complete_labels(given, scheme)
 
 
@@ -229,4 +231,4 @@ def check_tags(sentences, labels):
             if tag not in known:
                 raise ValueError(
                     f"{sentence.path}:{line}: tag {tag!r} is not one of the "
-                    f"labels {labels} (from the training data or --labels)")
+                    f"labels {labels} (from the training data or `labels`)")

@@ -69,7 +69,7 @@ def read_examples(path, num_choices=4, labeled=True):
         where = f"{path}:{number}"
         if len(choices) != num_choices:
             raise ValueError(f"{where}: {len(choices)} choices, expected "
-                             f"{num_choices} (--num_choices)")
+                             f"{num_choices} (`num_choices`)")
         for value in (context, *choices):
             if not isinstance(value, str):
                 raise ValueError(f"{where}: context and choices must be "
@@ -107,14 +107,14 @@ def _swag_rows(path, num_choices):
     missing = [name for name in needed if name not in header]
     if missing:
         raise ValueError(f"{path}:1: header has no column "
-                         f"{', '.join(missing)} (--num_choices={num_choices}"
+                         f"{', '.join(missing)} (`num_choices`={num_choices}"
                          " needs ending0..ending"
                          f"{num_choices - 1})")
     extra = sorted(name for name in header if name.startswith("ending")
                    and name not in needed)
     if extra:
         raise ValueError(f"{path}:1: columns {', '.join(extra)} beyond "
-                         f"--num_choices={num_choices}")
+                         f"`num_choices`={num_choices}")
     for row in reader:
         number = reader.line_num
         if None in row or None in row.values():

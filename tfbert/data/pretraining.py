@@ -597,12 +597,12 @@ def check_data_vocabulary(data_files, tokenizer, objective="next_sentence"):
                 f"{path} was written with another vocabulary "
                 f"({found['vocab_size']} tokens) than the model's "
                 f"({expected['vocab_size']} tokens): pass the data's "
-                "--vocab_file, and pretrain from scratch for a new vocabulary")
+                "`vocab_file`, and pretrain from scratch for a new vocabulary")
         if found_objective != objective:
             raise ValueError(
                 f"{path} was written for the sentence objective "
                 f"{found_objective} but the model's is {objective}: write the "
-                "data with this model's --init_checkpoint")
+                "data with this model's `init_checkpoint`")
 
 
 def _feature_spec(max_seq_length, max_predictions_per_seq):

@@ -142,7 +142,7 @@ def read_sentence_pairs(path, text_a_column, text_b_column,
             if not 0 <= label <= score_scale:
                 raise ValueError(f"{path}:{number}: column {label_column!r} "
                                  f"is {label:g}, outside the scale [0, "
-                                 f"{score_scale:g}] (--score_scale)")
+                                 f"{score_scale:g}] (`score_scale`)")
             labels.append(label / score_scale)
     if not texts[text_a_column]:
         raise ValueError(f"{path} has no examples")

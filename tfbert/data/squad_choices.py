@@ -76,7 +76,7 @@ def split_by_article(examples, dev_articles):
     Raises ValueError unless 1 <= dev_articles < the number of articles."""
     titles = list(dict.fromkeys(title for title, _ in examples))
     if not 1 <= dev_articles < len(titles):
-        raise ValueError(f"dev_articles must be in [1, {len(titles)}) "
+        raise ValueError(f"`dev_articles` must be in [1, {len(titles)}) "
                          f"for {len(titles)} articles, got {dev_articles}")
     dev_titles = set(titles[-dev_articles:])
     return ([e for t, e in examples if t not in dev_titles],

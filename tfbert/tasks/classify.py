@@ -111,7 +111,7 @@ class ClassifyTask(runner.Task):
         theirs = teacher.saved_labels(f.teacher_model_dir)
         if labels is not None and theirs != tuple(labels):
             raise runner.UserError(
-                f"--teacher_model_dir={f.teacher_model_dir} has the classes "
+                f"`teacher_model_dir`={f.teacher_model_dir} has the classes "
                 f"{', '.join(theirs) if theirs else '(none)'}; this run has "
                 f"{', '.join(labels)}")
         return found
@@ -125,16 +125,16 @@ class ClassifyTask(runner.Task):
         if f.label_names is not None:
             if len(set(f.label_names)) != len(f.label_names) or len(
                     f.label_names) < 2:
-                raise runner.UserError("--label_names needs at least two "
+                raise runner.UserError("`label_names` needs at least two "
                                        "distinct names")
             return tuple(f.label_names)
         if self.train_examples:
             return data.label_set(self.train_examples, columns)
         saved = teacher.saved_labels(f.model_dir)
         if saved is None:
-            raise runner.UserError(f"--model_dir={f.model_dir} has no "
+            raise runner.UserError(f"`model_dir`={f.model_dir} has no "
                                    f"trained model (no {LABELS_FILE}); run "
-                                   "with --do_train first")
+                                   "with `do_train` first")
         return saved
 
     def training_files(self):
@@ -173,14 +173,14 @@ class ClassifyTask(runner.Task):
                 texts += ([e.text_b for e in examples],)
             truncated = count_truncated(texts, preprocessor)
             if truncated and f.doc_stride:
-                print(f"{path}: {truncated} of {len(examples)} rows are "
-                      f"longer than --max_seq_length={f.max_seq_length} "
-                      f"tokens and are read in windows (--doc_stride="
-                      f"{f.doc_stride})")
+                self.say(f"{path}: {truncated} of {len(examples)} rows are "
+                         f"longer than `max_seq_length`={f.max_seq_length} "
+                         f"tokens and are read in windows (`doc_stride`="
+                         f"{f.doc_stride})")
             elif truncated:
-                print(f"{path}: {truncated} of {len(examples)} rows are "
-                      f"longer than --max_seq_length={f.max_seq_length} "
-                      "tokens and are truncated")
+                self.say(f"{path}: {truncated} of {len(examples)} rows are "
+                         f"longer than `max_seq_length`={f.max_seq_length} "
+                         "tokens and are truncated")
         self.thresholds = None
 
     def build_model(self, init_checkpoint):

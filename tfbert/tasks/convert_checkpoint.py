@@ -21,6 +21,7 @@ def resolve_source(source):
     if os.path.isdir(exported):
         return exported
     raise runner.UserError(
+        # Flags of another program: named as its command line takes them.
         f"{source} is a training --model_dir without an exported checkpoint: "
         f"rerun tfbert-pretrain with --export_dir={exported}")
 
@@ -38,10 +39,10 @@ def convert(source, output_dir, format="hf", with_heads=False):
                          "nothing to convert")
     heads = {k for k in checkpoint.weights if k.startswith(HEAD_PREFIX)}
     if with_heads and not heads:
-        raise ValueError(f"{checkpoint.source}: --with_heads, but the "
+        raise ValueError(f"{checkpoint.source}: `with_heads`, but the "
                          "checkpoint has no masked-LM/next-sentence heads")
     if with_heads and format == "keras_hub":
-        raise ValueError("--with_heads: a keras-hub preset holds only the "
+        raise ValueError("`with_heads`: a keras-hub preset holds only the "
                          "backbone")
     weights = {k: v for k, v in checkpoint.weights.items()
                if with_heads or k not in heads}

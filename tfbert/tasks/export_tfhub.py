@@ -16,7 +16,7 @@ def _check_empty(flag, directory):
         try:
             check_writable(directory)
         except FileExistsError as e:
-            raise ValueError(f"--{flag}: {e}") from None
+            raise ValueError(f"`{flag}`: {e}") from None
 
 
 def export_tfhub(init_checkpoint, encoder_export_dir=None,
@@ -31,10 +31,11 @@ def export_tfhub(init_checkpoint, encoder_export_dir=None,
 
     if not (encoder_export_dir or preprocessor_export_dir
             or text_embedding_export_dir):
-        raise ValueError("give --encoder_export_dir, --preprocessor_export_dir "
-                         "or --text_embedding_export_dir")
+        raise ValueError("give `encoder_export_dir`, "
+                         "`preprocessor_export_dir` or "
+                         "`text_embedding_export_dir`")
     if seq_length < 2:
-        raise ValueError(f"--seq_length={seq_length}: must be >= 2")
+        raise ValueError(f"`seq_length`={seq_length}: must be >= 2")
     _check_empty("encoder_export_dir", encoder_export_dir)
     _check_empty("preprocessor_export_dir", preprocessor_export_dir)
     _check_empty("text_embedding_export_dir", text_embedding_export_dir)
@@ -59,7 +60,7 @@ def export_tfhub(init_checkpoint, encoder_export_dir=None,
     if preprocessor_export_dir:
         if layout != BERT_LAYOUT:
             raise ValueError(
-                f"--preprocessor_export_dir: a TF Hub BERT preprocessor packs "
+                f"`preprocessor_export_dir`: a TF Hub BERT preprocessor packs "
                 f"[CLS] A [SEP] B [SEP]; {init_checkpoint} is a "
                 f"{family.model_type} checkpoint with another layout")
         written.append(export_preprocessor(tokenizer, preprocessor_export_dir,
@@ -85,14 +86,14 @@ def _models(init_checkpoint, family, with_mlm, precision):
     if family.model_type == "bert":
         checkpoint = read_checkpoint(init_checkpoint)
         if not checkpoint.weights:
-            raise ValueError(f"--init_checkpoint={init_checkpoint} has no "
+            raise ValueError(f"`init_checkpoint`={init_checkpoint} has no "
                              "weights (a random-init preset)")
         heads = checkpoint.weights
     else:
         heads = read_checkpoint(init_checkpoint).weights if with_mlm else {}
     if with_mlm and not any(name.startswith(_MLM_HEAD_PREFIX)
                             for name in heads):
-        raise ValueError(f"--with_mlm: {init_checkpoint} has no masked-LM "
+        raise ValueError(f"`with_mlm`: {init_checkpoint} has no masked-LM "
                          "head")
     if with_mlm:
         pretrainer = load_pretrainer(init_checkpoint)
@@ -102,7 +103,7 @@ def _models(init_checkpoint, family, with_mlm, precision):
         encoder = Encoder.from_pretrained(init_checkpoint)
     if encoder.pooler is None:
         raise ValueError(
-            f"--init_checkpoint={init_checkpoint}: a TF Hub BERT encoder "
+            f"`init_checkpoint`={init_checkpoint}: a TF Hub BERT encoder "
             f"returns pooled_output, and this {type(encoder).__name__} has "
             "no pooler")
     if pretrainer is None:

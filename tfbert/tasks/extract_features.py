@@ -4,76 +4,69 @@ The command line (flags, the checks on their values, --help) is
 `tfbert_cli.extract_features`.
 """
 
-import dataclasses
 import json
 import os
 
 import numpy as np
 
 from tfbert.tasks import runner
+from tfbert_cli import extract_features as extract_features_program
+from tfbert_cli import specs
 
-@dataclasses.dataclass(frozen=True)
-class ExtractionConfig:
-    """What to extract."""
-
-    input_file: str
-    output_file: str
-    init_checkpoint: str = "minilm-l6-h384-uncased"
-    layers: tuple = (-1, -2, -3, -4)
-    max_seq_length: int = 128
-    batch_size: int = 32
-    pooling: str | None = None
-    layer_combination: str | None = None
-    text_column: str = "text"
-    text_pair_column: str | None = None
+# What to extract: a field per flag of `tfbert_cli.extract_features`, its
+# default the flag's (`layers` as integers or integer strings; `input_file`
+# and `output_file` are required).
+ExtractionConfig = extract_features_program.CONFIG_CLASS
 
 
 def extraction_config(values):
-    """The `ExtractionConfig` of `values` (the fields of
-    `tfbert_cli.extract_features`'s flags, layers as strings); UserError
-    for a bad value."""
-    f = values
-    layers = []
-    for value in f.layers or []:
+    """The `ExtractionConfig` of `values` (any object with its fields as
+    attributes, e.g. the parsed flags)."""
+    return specs.config_of(ExtractionConfig, values)
+
+
+def layer_indices(layers):
+    """The ints of `layers` (ints, or integer strings as the flag gives
+    them); UserError naming `layers` for another value."""
+    indices = []
+    for value in layers or []:
         try:
-            layers.append(int(value))
-        except ValueError:
-            raise runner.UserError(f"--layers: {value!r} is not an integer "
+            indices.append(int(value))
+        except (TypeError, ValueError):
+            raise runner.UserError(f"`layers`: {value!r} is not an integer "
                                    "layer index") from None
-    return ExtractionConfig(
-        input_file=f.input_file, output_file=f.output_file,
-        init_checkpoint=f.init_checkpoint, layers=tuple(layers),
-        max_seq_length=f.max_seq_length, batch_size=f.batch_size,
-        pooling=f.pooling, layer_combination=f.layer_combination,
-        text_column=f.text_column, text_pair_column=f.text_pair_column)
+    return tuple(indices)
 
 
 def check(config):
     """The checks that need no model; returns the input's texts. Raises
-    UserError naming the flag, or ValueError/OSError naming file:line."""
+    UserError naming the parameter, or ValueError/OSError naming
+    file:line."""
     from tfbert.data.texts import read_texts
 
     def require(condition, message):
         if not condition:
             raise runner.UserError(message)
 
-    require(config.layers, "--layers is empty")
+    for name in ("input_file", "output_file"):
+        require(getattr(config, name), f"`{name}` is required")
+    require(layer_indices(config.layers), "`layers` is empty")
     require(config.batch_size > 0,
-            f"--batch_size must be positive, got {config.batch_size}")
-    require(config.max_seq_length >= 3, f"--max_seq_length="
+            f"`batch_size` must be positive, got {config.batch_size}")
+    require(config.max_seq_length >= 3, f"`max_seq_length`="
             f"{config.max_seq_length} is too short (at least 3)")
     npy = config.output_file.endswith(".npy")
     if config.pooling:
-        require(npy, f"--output_file={config.output_file}: with --pooling the "
+        require(npy, f"`output_file`={config.output_file}: with `pooling` the "
                 "output is a .npy file")
     else:
-        require(not npy, f"--output_file={config.output_file}: a .npy output "
-                "needs --pooling=mean|cls (without it the output is JSONL)")
+        require(not npy, f"`output_file`={config.output_file}: a .npy output "
+                "needs `pooling`=mean|cls (without it the output is JSONL)")
         require(config.layer_combination is None,
-                "--layer_combination is read only with --pooling")
+                "`layer_combination` is read only with `pooling`")
     directory = os.path.dirname(os.path.abspath(config.output_file))
     require(os.path.isdir(directory) and os.access(directory, os.W_OK),
-            f"--output_file={config.output_file}: {directory} is not a "
+            f"`output_file`={config.output_file}: {directory} is not a "
             "writable directory")
     return read_texts(config.input_file, config.text_column,
                       config.text_pair_column)
@@ -93,17 +86,18 @@ def build_extractor(config):
             pad_to_seq_length=False)
     except (ValueError, OSError) as error:
         raise runner.UserError(
-            f"--init_checkpoint={config.init_checkpoint}: {error}") from error
+            f"`init_checkpoint`={config.init_checkpoint}: {error}") from error
     positions = encoder.config.max_position_embeddings
     if config.max_seq_length > positions:
         raise runner.UserError(
-            f"--max_seq_length={config.max_seq_length} exceeds the "
-            f"{positions} positions of --init_checkpoint="
+            f"`max_seq_length`={config.max_seq_length} exceeds the "
+            f"{positions} positions of `init_checkpoint`="
             f"{config.init_checkpoint}")
+    layers = layer_indices(config.layers)
     try:
-        layers = check_layers(config.layers, encoder.config.num_layers)
+        layers = check_layers(layers, encoder.config.num_layers)
     except ValueError as error:
-        raise runner.UserError(f"--layers: {error}") from None
+        raise runner.UserError(f"`layers`: {error}") from None
     return FeatureExtractor(
         encoder, preprocessor, layers=layers,
         pooling=config.pooling or "mean",

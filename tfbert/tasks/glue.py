@@ -174,7 +174,7 @@ class GlueTask(runner.Task):
         if f.label_names is not None and (
                 task.is_regression or len(f.label_names) != task.num_classes):
             raise runner.UserError(
-                f"--label_names has {len(f.label_names)} names; {task.name} "
+                f"`label_names` has {len(f.label_names)} names; {task.name} "
                 + ("is a regression task" if task.is_regression
                    else f"has {task.num_classes} classes"))
         self.teacher = teacher.check(

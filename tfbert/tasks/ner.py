@@ -143,11 +143,11 @@ class NerTask(runner.Task):
         if not needed:
             return None
         if not path:
-            raise runner.UserError(f"--{flag} is required here")
+            raise runner.UserError(f"`{flag}` is required here")
         sentences = read_tagged(path, require_tags, self.config.tag_column,
                                 self.config.tag_scheme)
         if not sentences:
-            raise runner.UserError(f"--{flag}={path} has no sentences")
+            raise runner.UserError(f"`{flag}`={path} has no sentences")
         return sentences
 
     def check(self):
@@ -169,7 +169,7 @@ class NerTask(runner.Task):
             self.labels = parse_labels(labels_file, f.tag_scheme)
         else:
             raise runner.UserError(
-                "give --labels or --train_file (no labels.txt in --model_dir)")
+                "give `labels` or `train_file` (no labels.txt in `model_dir`)")
         for sentences in (self.train_sentences, self.eval_sentences,
                           self.predict_sentences):
             if sentences and sentences[0].tags is not None:
@@ -184,7 +184,7 @@ class NerTask(runner.Task):
             labels = teacher.saved_labels(f.teacher_model_dir)
             if labels != tuple(self.labels):
                 raise runner.UserError(
-                    f"--teacher_model_dir={f.teacher_model_dir} tags with "
+                    f"`teacher_model_dir`={f.teacher_model_dir} tags with "
                     f"{', '.join(labels) if labels else 'no labels.txt'}; "
                     f"this run with {', '.join(self.labels)}")
 

@@ -97,7 +97,7 @@ class PretrainingTask(runner.Task):
         files = sorted(path for p in pattern.split(",") for path in glob.glob(p))
         if not files:
             raise runner.UserError(
-                f"--{static_flag if static else corpus_flag}={pattern}: no "
+                f"`{static_flag if static else corpus_flag}`={pattern}: no "
                 "file matches")
         return ("static" if static else "corpus"), pattern, files
 
@@ -120,8 +120,8 @@ class PretrainingTask(runner.Task):
                 self._check_electra()
         if f.generator_checkpoint and not self.replaced_token_detection:
             raise runner.UserError(
-                "--generator_checkpoint is read only with an ELECTRA "
-                "--init_checkpoint")
+                "`generator_checkpoint` is read only with an ELECTRA "
+                "`init_checkpoint`")
 
     def _check_electra(self):
         """Replaced-token detection for an ELECTRA discriminator, which
@@ -133,14 +133,14 @@ class PretrainingTask(runner.Task):
             in read_json(config_path).get("architectures", ()))
         if discriminator and not f.generator_checkpoint:
             raise runner.UserError(
-                f"--init_checkpoint={f.init_checkpoint} is an ELECTRA "
+                f"`init_checkpoint`={f.init_checkpoint} is an ELECTRA "
                 "discriminator: replaced-token detection needs the generator "
-                "too, pass --generator_checkpoint")
+                "too, pass `generator_checkpoint`")
         if f.generator_checkpoint:
             if (families.family_of(f.generator_checkpoint).encoder_class
                     is not ElectraEncoder):
                 raise runner.UserError(
-                    f"--generator_checkpoint={f.generator_checkpoint} is not "
+                    f"`generator_checkpoint`={f.generator_checkpoint} is not "
                     "an ELECTRA checkpoint directory")
             self.replaced_token_detection = True
 
@@ -202,7 +202,7 @@ class PretrainingTask(runner.Task):
             config = self.bert_config
             if config.vocab_size != vocab_size:
                 raise runner.UserError(
-                    f"--bert_config_file={self.config.bert_config_file}: "
+                    f"`bert_config_file`={self.config.bert_config_file}: "
                     f"vocab_size={config.vocab_size} but the vocabulary has "
                     f"{vocab_size} tokens")
             print(f"pretraining from scratch: {config}")
@@ -216,10 +216,10 @@ class PretrainingTask(runner.Task):
             return load_pretrainer(init_checkpoint, vocab_size=vocab_size)
         if checkpoint.config.vocab_size != vocab_size:
             raise runner.UserError(
-                f"--init_checkpoint={init_checkpoint} has vocab_size="
+                f"`init_checkpoint`={init_checkpoint} has vocab_size="
                 f"{checkpoint.config.vocab_size} but the vocabulary has "
                 f"{vocab_size} tokens (a new vocabulary means pretraining "
-                "from scratch: --bert_config_file)")
+                "from scratch: `bert_config_file`)")
         heads = {name.split("/")[1] for name in checkpoint.weights
                  if name.startswith(HEAD_PREFIX)}
         for head, name in (("predictions", "masked-LM"),
@@ -245,7 +245,7 @@ class PretrainingTask(runner.Task):
                 raise runner.UserError(
                     f"{flag_value} has vocab_size="
                     f"{encoder.config.vocab_size} but the tokenizer of "
-                    f"--init_checkpoint has {vocab_size} tokens")
+                    f"`init_checkpoint` has {vocab_size} tokens")
         return model
 
     def train_dataset(self):

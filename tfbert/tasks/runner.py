@@ -21,7 +21,10 @@ From Python, the same run is
 
 Every user mistake (a bad flag value, a missing or malformed file, a
 checkpoint that does not fit) is found before training starts and ends the
-program with a one-line message and exit status 2; see `run`.
+program with a one-line message and exit status 2; see `run`. A message
+names a parameter in backticks ("`model_dir`=X has no trained model"), which
+`run` reports as the user gave it: `--model_dir` from the command line,
+`model_dir` from Python (`tfbert_cli.errors.render`).
 """
 
 import contextlib
@@ -33,7 +36,7 @@ import warnings
 
 from tfbert.utils.quiet import quiet_tensorflow_start
 from tfbert_cli import task_flags
-from tfbert_cli.errors import UserError, program_name, report_error
+from tfbert_cli.errors import UserError, program_name, render, report_error
 
 # Shared parameters that change what training computes; a model directory
 # resumes only a run whose values of these (and whose data) are unchanged.
@@ -54,6 +57,8 @@ class Task:
         flags, their checks and its config class, `program.config_class`).
       training_parameters: names of the task's own parameters that change
         training (part of the model directory's fingerprint).
+      command_line: whether the run's parameters came as flags (set by
+        `run`): how `say` and the runner's reports name them.
 
     An instance is made from a config, an instance of
     `program.config_class` (a field per flag; `config`). The runner
@@ -68,13 +73,21 @@ class Task:
     name = ""
     program = task_flags.TaskProgram(task="")
     training_parameters = ()
+    command_line = False
 
     def __init__(self, config):
         self.config = config
 
+    def say(self, message):
+        """Prints the notice `message` about the run (stdout), the
+        parameters it names in backticks written as the user gave them
+        (`tfbert_cli.errors.render`)."""
+        print(render(message, parameter_names(self.config),
+                     self.command_line))
+
     def check(self):
         """Reads every file the run will need; raises `ValueError`/`OSError`
-        naming the flag or file:line."""
+        naming the parameter (in backticks) or file:line."""
 
     def training_files(self):
         """Paths whose contents training depends on (fingerprinted)."""
@@ -134,6 +147,12 @@ class Task:
             limits=config.limits, xla=config.xla)
 
 
+def parameter_names(config):
+    """The names of the config dataclass instance `config`'s fields: the
+    parameters its task's messages name in backticks."""
+    return frozenset(field.name for field in dataclasses.fields(config))
+
+
 def first_examples(config, split, examples):
     """`examples` (a list, or None) cut to the first `max_{split}_examples`
     of `config` (`split`: "train", "eval" or "predict") unless that is 0."""
@@ -159,10 +178,10 @@ def load_preprocessor(config):
         return Preprocessor.from_pretrained(config.init_checkpoint,
                                             **settings)
     except NoVocabularyError as error:
-        raise UserError(f"--init_checkpoint={config.init_checkpoint}: "
-                        f"{error}; pass --vocab_file") from error
+        raise UserError(f"`init_checkpoint`={config.init_checkpoint}: "
+                        f"{error}; pass `vocab_file`") from error
     except (ValueError, OSError) as error:
-        raise UserError(f"--init_checkpoint={config.init_checkpoint}: "
+        raise UserError(f"`init_checkpoint`={config.init_checkpoint}: "
                         f"{error}") from error
 
 
@@ -208,7 +227,7 @@ def _training_state_dir(f):
         config = json.loads(os.environ.get("TF_CONFIG", "{}"))
         kind, index = config["task"]["type"], int(config["task"]["index"])
     except (ValueError, KeyError, TypeError) as error:
-        raise UserError("--distribution_strategy=multi_worker_mirrored needs "
+        raise UserError("`distribution_strategy`=multi_worker_mirrored needs "
                         f"TF_CONFIG with a task type and index ({error})")
     chief = kind == "chief" or (kind == "worker" and index == 0
                                 and "chief" not in config.get("cluster", {}))
@@ -235,8 +254,8 @@ def prepare(task, stack):
     stack.enter_context(ModelDirLock(state_dir))
     if not f.do_train and not os.path.exists(
             os.path.join(state_dir, "checkpoints", "checkpoint")):
-        raise UserError(f"--model_dir={f.model_dir} has no trained model; "
-                        "run with --do_train first")
+        raise UserError(f"`model_dir`={f.model_dir} has no trained model; "
+                        "run with `do_train` first")
     # The strategy comes first: a multi-worker strategy must configure the
     # runtime before any op runs.
     with quiet_tensorflow_start():
@@ -249,15 +268,15 @@ def prepare(task, stack):
         model = task.build_model(f.init_checkpoint)
     positions = model.encoder.config.max_position_embeddings
     if f.max_seq_length > positions:
-        raise UserError(f"--max_seq_length={f.max_seq_length} exceeds the "
-                        f"{positions} positions of --init_checkpoint="
+        raise UserError(f"`max_seq_length`={f.max_seq_length} exceeds the "
+                        f"{positions} positions of `init_checkpoint`="
                         f"{f.init_checkpoint}")
     inner = model.encoder.config.intermediate_size
     shards = task_flags.export_config(f, task.program).feed_forward_shards
     if shards is not None and shards > inner:
-        raise UserError(f"--export_feed_forward_shards={shards} exceeds the "
-                        f"intermediate size {inner} of --init_checkpoint="
-                        f"{f.init_checkpoint}")
+        raise UserError(f"`export_feed_forward_shards`={shards} exceeds "
+                        f"the intermediate size {inner} of "
+                        f"`init_checkpoint`={f.init_checkpoint}")
     if f.do_train:
         # Last: the run is known to be valid before its state is touched.
         if f.overwrite_model_dir:
@@ -306,15 +325,18 @@ def execute(task, prepared):
         print(f"exported to {path}")
 
 
-def run(task):
+def run(task, command_line=False):
     """Runs the task's lifecycle as its config says; returns the exit
     status.
 
-    A user mistake found before training (a bad flag value, an unreadable or
-    malformed file, an output location that cannot be written, a checkpoint
-    that does not fit, a model directory in use or holding a different run)
-    prints one line naming the flag or file and returns 2; a model directory
-    that the refused run created is removed again. Once training has
+    A user mistake found before training (a bad parameter value, an
+    unreadable or malformed file, an output location that cannot be
+    written, a checkpoint that does not fit, a model directory in use or
+    holding a different run) prints one line naming the parameter or file
+    and returns 2; a model directory that the refused run created is
+    removed again. Parameters are named as config fields (`model_dir`), or
+    as flags (`--model_dir`) when `command_line` (the task's program,
+    `tfbert_cli.task_flags.main`, runs it so). Once training has
     started, a loss that is not finite and a full, over-quota or read-only
     disk print one line (the step; the path and its free space) and return
     1; Ctrl-C prints one line saying what is saved and returns 130. Other
@@ -323,6 +345,11 @@ def run(task):
     from tfbert.training import TrainingInterrupted
     from tfbert.utils.atomic import StorageError
     from tfbert.utils.finite import NonFiniteError
+
+    task.command_line = command_line
+
+    def report(error, label="error"):
+        report_error(error, label, parameter_names(task.config), command_line)
 
     model_dir = task.config.model_dir
     created = _directories_to_create(model_dir)
@@ -334,15 +361,15 @@ def run(task):
             except (ValueError, OSError) as error:
                 stack.close()  # Releases the lock file.
                 _remove_if_empty(created)
-                report_error(error)
+                report(error)
                 return 2
             phase = "execute"
             execute(task, prepared)
         except UserError as error:  # Found once the data is read.
-            report_error(error)
+            report(error)
             return 2
         except (NonFiniteError, StorageError) as error:
-            report_error(error)
+            report(error)
             return 1
         except KeyboardInterrupt as error:
             if isinstance(error, TrainingInterrupted):
@@ -354,7 +381,7 @@ def run(task):
                 message = (f"interrupted; the training state in {model_dir} "
                            "is kept and rerunning the same command resumes "
                            "from it")
-            report_error(KeyboardInterrupt(message), label="")
+            report(KeyboardInterrupt(message), label="")
             return 130
     return 0
 

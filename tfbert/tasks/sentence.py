@@ -52,10 +52,10 @@ class SentenceTask(runner.Task):
         f = self.config
         _, needs_labels, needs_negative, binary = LOSSES[f.loss]
         if f.do_train and needs_labels and not f.label_column:
-            raise runner.UserError(f"--loss={f.loss} needs --label_column")
+            raise runner.UserError(f"`loss`={f.loss} needs `label_column`")
         if f.do_train and needs_negative and not f.text_negative_column:
             raise runner.UserError(
-                f"--loss={f.loss} needs --text_negative_column")
+                f"`loss`={f.loss} needs `text_negative_column`")
         self.train_pairs = None
         if f.do_train:
             self.train_pairs = self._read(
@@ -66,11 +66,11 @@ class SentenceTask(runner.Task):
                                           f.max_train_examples)
             if binary and not self.train_pairs.binary:
                 raise runner.UserError(
-                    f"{f.train_file}: --loss={f.loss} needs 0/1 labels in "
+                    f"{f.train_file}: `loss`={f.loss} needs 0/1 labels in "
                     f"column {f.label_column!r}")
             if f.loss == "mnrl" and len(set(self.train_pairs.texts_a)) < 2:
                 raise runner.UserError(
-                    f"{f.train_file}: --loss=mnrl needs at least 2 distinct "
+                    f"{f.train_file}: `loss`=mnrl needs at least 2 distinct "
                     f"{f.text_a_column!r} texts (in-batch negatives)")
         self.eval_pairs = None
         if f.eval_file and (f.do_eval or f.do_train):

@@ -126,13 +126,13 @@ class SquadTask(runner.Task):
         if not self.version_2 and any(e.is_impossible
                                       for e in self.train_examples):
             raise runner.UserError(
-                f"--train_file={f.train_file} has unanswerable questions; "
-                "use --version=2.0")
+                f"`train_file`={f.train_file} has unanswerable questions; "
+                "use `version`=2.0")
         self.eval_examples = runner.first_examples(f, "eval", self._read(
             "eval_file", f.do_eval or (f.do_train and bool(f.eval_file))))
         if self.eval_examples and not any(e.answers or e.is_impossible
                                           for e in self.eval_examples):
-            raise runner.UserError(f"--eval_file={f.eval_file} has no answers "
+            raise runner.UserError(f"`eval_file`={f.eval_file} has no answers "
                                    "to score")
         self.predict_examples = runner.first_examples(
             f, "predict", self._read("predict_file", f.do_predict))
@@ -143,10 +143,10 @@ class SquadTask(runner.Task):
         if not needed:
             return []
         if not path:
-            raise runner.UserError(f"--{flag} is required here")
+            raise runner.UserError(f"`{flag}` is required here")
         examples = squad_data.read_squad_examples(path)
         if not examples:
-            raise runner.UserError(f"--{flag}={path} has no questions")
+            raise runner.UserError(f"`{flag}`={path} has no questions")
         return examples
 
     def training_files(self):
@@ -171,14 +171,14 @@ class SquadTask(runner.Task):
         window = f.max_seq_length - f.max_query_length - num_special
         if window < 1:
             raise runner.UserError(
-                f"--max_seq_length={f.max_seq_length} is too short for "
-                f"--max_query_length={f.max_query_length} and this model's "
+                f"`max_seq_length`={f.max_seq_length} is too short for "
+                f"`max_query_length`={f.max_query_length} and this model's "
                 f"{num_special} special tokens")
         if f.doc_stride > window:
             raise runner.UserError(
-                f"--doc_stride={f.doc_stride} is longer than the context "
-                f"part of a window ({window} tokens = --max_seq_length - "
-                f"--max_query_length - {num_special} special tokens): "
+                f"`doc_stride`={f.doc_stride} is longer than the context "
+                f"part of a window ({window} tokens = `max_seq_length` - "
+                f"`max_query_length` - {num_special} special tokens): "
                 "context would be skipped")
         self.eval_features = (self._features(self.eval_examples, False)
                               if self.eval_examples else None)

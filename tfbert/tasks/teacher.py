@@ -96,8 +96,8 @@ class Teacher:
         if (self.teacher_preprocessor.tokenizer.vocabulary
                 != preprocessor.tokenizer.vocabulary):
             raise runner.UserError(
-                f"--teacher_model_dir={self.model_dir} has another vocabulary "
-                f"than the student's (--init_checkpoint="
+                f"`teacher_model_dir`={self.model_dir} has another vocabulary "
+                f"than the student's (`init_checkpoint`="
                 f"{self.settings['init_checkpoint']} there)")
         return preprocessor
 
@@ -121,7 +121,7 @@ class Teacher:
                 restore_trained_weights(model, self.model_dir)
         except ValueError as error:
             raise runner.UserError(
-                f"--teacher_model_dir={self.model_dir}: its weights do not "
+                f"`teacher_model_dir`={self.model_dir}: its weights do not "
                 f"fit this task's model (another label set?): {error}"
             ) from error
         k = config.student_num_layers
@@ -131,7 +131,7 @@ class Teacher:
             return model, student_from_teacher(model, k, **self.student_config)
         except ValueError as error:
             raise runner.UserError(
-                f"--student_num_layers={k}: {error}") from error
+                f"`student_num_layers`={k}: {error}") from error
 
 
 LABELS_FILE = "labels.txt"
@@ -170,12 +170,12 @@ def read_distill_file(path, is_pair):
             examples.append(Example(f"{path}:{number}", *(
                 texts if is_pair else (line, None)), None))
     except OSError as error:
-        raise runner.UserError(f"--distill_file={path}: {error.strerror}"
+        raise runner.UserError(f"`distill_file`={path}: {error.strerror}"
                                ) from None
     except ValueError as error:
         raise runner.UserError(str(error)) from None
     if not examples:
-        raise runner.UserError(f"--distill_file={path} has no text")
+        raise runner.UserError(f"`distill_file`={path} has no text")
     return examples
 
 
@@ -194,28 +194,28 @@ def check(config, shared, student_config=None, texts=None):
         spaces); None: it does not read it.
 
     Raises:
-      UserError: naming the flag, for out-of-range values, or a teacher of
-        another task or sequence length.
+      UserError: naming the parameter, for out-of-range values, or a
+        teacher of another task or sequence length.
     """
     f = config
     if not f.teacher_model_dir:
         return None
     if not 0 <= f.distill_alpha <= 1:
         raise runner.UserError(
-            f"--distill_alpha must be in [0, 1], got {f.distill_alpha}")
+            f"`distill_alpha` must be in [0, 1], got {f.distill_alpha}")
     if not f.distill_temperature > 0:
-        raise runner.UserError("--distill_temperature must be positive, got "
+        raise runner.UserError("`distill_temperature` must be positive, got "
                                f"{f.distill_temperature}")
     if f.distill_file and texts is None:
-        raise runner.UserError("--distill_file is read only by "
+        raise runner.UserError("`distill_file` is read only by "
                                "tfbert-glue, tfbert-classify and tfbert-ner")
     if f.student_num_layers is not None and f.student_num_layers < 1:
-        raise runner.UserError("--student_num_layers must be positive, got "
+        raise runner.UserError("`student_num_layers` must be positive, got "
                                f"{f.student_num_layers}")
     model_dir = f.teacher_model_dir
     path = os.path.join(model_dir, FINGERPRINT)
     if not os.path.isfile(path):
-        raise runner.UserError(f"--teacher_model_dir={model_dir}: not a "
+        raise runner.UserError(f"`teacher_model_dir`={model_dir}: not a "
                                f"trained run (no {FINGERPRINT})")
     try:
         with open(path, encoding="utf-8") as file:
@@ -230,14 +230,14 @@ def check(config, shared, student_config=None, texts=None):
     for name, value in expected.items():
         if settings.get(name) != value:
             raise runner.UserError(
-                f"--teacher_model_dir={model_dir} was trained with --{name}="
-                f"{settings.get(name)}, this run has --{name}={value}")
+                f"`teacher_model_dir`={model_dir} was trained with `{name}`="
+                f"{settings.get(name)}, this run has `{name}`={value}")
     weights_path = os.path.join(model_dir, BEST_WEIGHTS)
     if not os.path.isfile(weights_path):
         weights_path = None
         if not os.path.isfile(os.path.join(model_dir, "checkpoints",
                                            "checkpoint")):
-            raise runner.UserError(f"--teacher_model_dir={model_dir}: no "
+            raise runner.UserError(f"`teacher_model_dir`={model_dir}: no "
                                    "trained weights")
     unlabelled = (read_distill_file(f.distill_file, texts == "pair")
                   if f.distill_file else ())

@@ -62,7 +62,7 @@ def read_best_metrics(model_dir):
         raise ValueError(
             f"{path}:{error.lineno}: not valid JSON ({error.msg}); the file is "
             "truncated or corrupt: delete it (the next evaluation then sets "
-            "the best model) or start over with --overwrite_model_dir"
+            "the best model) or start over with `overwrite_model_dir`"
         ) from None
     if not isinstance(metrics, dict):
         raise ValueError(f"{path}: expected a JSON object of metrics")

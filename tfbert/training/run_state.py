@@ -6,7 +6,9 @@ files' sizes and hashes) written by its first start. A later start resumes
 only if its fingerprint is the same (`check_fingerprint`); otherwise it would
 continue, or declare complete, a run on other data or flags.
 `clear_training_state` removes that run for `--overwrite_model_dir`.
-`ModelDirLock` keeps a second process out while one is running.
+`ModelDirLock` keeps a second process out while one is running. Messages
+name the task's parameters in backticks (`overwrite_model_dir`), which the
+task runner reports as flags or config fields (`tfbert_cli.errors.render`).
 """
 
 import fcntl
@@ -91,18 +93,26 @@ def check_fingerprint(model_dir, fingerprint):
         except json.JSONDecodeError as error:
             raise ModelDirMismatchError(
                 f"{path}:{error.lineno}: not valid JSON ({error.msg}); pass "
-                "--overwrite_model_dir to start over") from None
+                "`overwrite_model_dir` to start over") from None
     if recorded == fingerprint:
         return
     changes = []
     for key in sorted(set(recorded) | set(fingerprint)):
         old, new = recorded.get(key, _UNSET), fingerprint.get(key, _UNSET)
         if old != new:
-            changes.append(f"{key}: {_short(old)} -> {_short(new)}")
+            changes.append(f"{_key_name(key)}: {_short(old)} -> "
+                           f"{_short(new)}")
     raise ModelDirMismatchError(
         f"{model_dir} holds a run with other settings ({'; '.join(changes)}); "
-        "pass --overwrite_model_dir to start over there, or use a new "
-        "--model_dir")
+        "pass `overwrite_model_dir` to start over there, or use a new "
+        "`model_dir`")
+
+
+def _key_name(key):
+    """A fingerprint key as a message names it: a key written as a flag,
+    `--name` (how the task runner has always keyed its parameters), is the
+    parameter `name`, in backticks."""
+    return f"`{key[2:]}`" if key.startswith("--") else key
 
 
 def _refuse_unknown_run(model_dir):
@@ -116,8 +126,8 @@ def _refuse_unknown_run(model_dir):
         raise ModelDirMismatchError(
             f"{model_dir} holds {', '.join(found)} of a run without "
             f"{FINGERPRINT}, which cannot be checked against this one; pass "
-            "--overwrite_model_dir to start over there, or use a new "
-            "--model_dir")
+            "`overwrite_model_dir` to start over there, or use a new "
+            "`model_dir`")
 
 
 def _short(value, limit=80):
@@ -171,7 +181,7 @@ class ModelDirLock:
                 raise ModelDirLockedError(
                     f"{self.model_dir} is in use by process {owner} (lock "
                     f"file {self.path}); wait for it to finish or use "
-                    "another --model_dir") from None
+                    "another `model_dir`") from None
             # The holder before us may have removed the file between our
             # open and flock: then we locked an orphan; try again.
             if _same_file(fd, self.path):

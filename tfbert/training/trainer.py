@@ -415,6 +415,6 @@ def restore_trained_weights(model, model_dir):
     latest = tf.train.latest_checkpoint(os.path.join(model_dir, "checkpoints"))
     if latest is None:
         raise FileNotFoundError(
-            f"no checkpoint in {model_dir}/checkpoints; run with --do_train "
+            f"no checkpoint in {model_dir}/checkpoints; run with `do_train` "
             "first")
     tf.train.Checkpoint(model=model).restore(latest).expect_partial()
