@@ -34,7 +34,9 @@ an A/B of a change to the encoder, e.g.
         --rounds=5 --noxla --compare_checkout=/tmp/before
 
 `--forward=inference` times the serving path (`tfbert.inference`, what the
-exports run) instead of the Keras model's forward.
+exports run) instead of the Keras model's forward, and `--forward=predict`
+a classifier's Keras `predict_on_batch` on the encoder (HF's side stays the
+encoder alone).
 """
 
 import json
@@ -62,10 +64,12 @@ def define_flags():
     flags.DEFINE_integer("rounds", 1,
                          "Times each framework's subprocess runs, taking "
                          "turns; medians are reported.")
-    flags.DEFINE_enum("forward", "keras", ["keras", "inference"],
+    flags.DEFINE_enum("forward", "keras", ["keras", "inference", "predict"],
                       "tfbert's forward without XLA: the Keras model's "
-                      "(`encoder(x, training=False)`) or the serving path's "
-                      "(`tfbert.inference.EncoderInference`).")
+                      "(`encoder(x, training=False)`), the serving path's "
+                      "(`tfbert.inference.EncoderInference`), or Keras "
+                      "`predict_on_batch` of a `BertClassifier` on the "
+                      "encoder (a 2-class head drawn from one seed).")
     flags.DEFINE_bool("xla", True, "Also time tfbert with XLA (jit_compile; "
                       "the Keras forward, whatever --forward says).")
     flags.DEFINE_bool("matmuls", False,
@@ -172,11 +176,14 @@ def _tf_worker(checkpoint, batch_sizes, seq_length):
     encoder = BertEncoder.from_pretrained(checkpoint)
     results, extra = {}, {"tfbert": os.path.dirname(tfbert.__file__)}
     for jit in (False, True) if FLAGS.xla else (False,):
-        forward = tf.function(
-            _inference_forward(encoder)
-            if FLAGS.forward == "inference" and not jit
-            else lambda x: encoder(x, training=False)["sequence_output"],
-            jit_compile=jit)
+        if FLAGS.forward == "predict" and not jit:
+            forward = _predict_forward(encoder)
+        else:
+            forward = tf.function(
+                _inference_forward(encoder)
+                if FLAGS.forward == "inference" and not jit
+                else lambda x: encoder(x, training=False)["sequence_output"],
+                jit_compile=jit)
         for batch in batch_sizes:
             ids, mask, types = _inputs(batch, seq_length,
                                        encoder.config.vocab_size)
@@ -201,6 +208,20 @@ def _inference_forward(encoder):
         return encoder.inference_sequence_output
     inference = EncoderInference(encoder)
     return lambda x: inference(x)["sequence_output"]
+
+
+def _predict_forward(encoder):
+    """Logits of `BertClassifier(encoder, 2).predict_on_batch` (the head
+    drawn from seed 0), as an object with `.numpy()` like a tensor's."""
+    import keras
+    import numpy as np
+
+    from tfbert import BertClassifier
+
+    keras.utils.set_random_seed(0)
+    classifier = BertClassifier(encoder, 2)
+    return lambda x: SimpleNamespace(
+        numpy=lambda: np.asarray(classifier.predict_on_batch(x)))
 
 
 def _torch_worker(checkpoint, batch_sizes, seq_length):

@@ -179,6 +179,51 @@ def test_task_models_inference_logits_equal_the_full_forward(
         np.testing.assert_allclose(ours[real], theirs[real], atol=1e-5)
         assert not ours[~real].any()
 
+@pytest.mark.parametrize("family", ["bert", "roberta"])
+def test_predict_runs_the_inference_path(family, tmp_path, monkeypatch):
+    """A token-id task model's `predict` computes its outputs with
+    `tfbert.inference.task_outputs` (the exports' forms), equal to its
+    Keras forward; compiled with XLA it runs the Keras forward."""
+    import tfbert.inference
+
+    calls = []
+
+    def spied(model, inputs, **kwargs):
+        calls.append(type(model).__name__)
+        return task_outputs(model, inputs, **kwargs)
+
+    monkeypatch.setattr(tfbert.inference, "task_outputs", spied)
+    _, hf_config, _, with_segments = FAMILIES[family]
+    _save(family, tmp_path)
+    inputs = _inputs(hf_config.pad_token_id or 0, with_segments)
+    real = inputs["input_mask"].astype(bool)
+    rng = np.random.default_rng(3)
+    for model, read in [
+            (BertClassifier.from_pretrained(tmp_path, 3), lambda x: x),
+            (BertSpanLabeler.from_pretrained(tmp_path),
+             lambda x: np.stack([x["start_logits"], x["end_logits"]])),
+            (BertTokenClassifier(Encoder.from_pretrained(tmp_path), 5),
+             lambda x: x[real])]:
+        for variable in model.weights:
+            if not variable.path.startswith(model.encoder.name):
+                variable.assign(rng.normal(0, 0.5, variable.shape))
+        expected = read(tf.nest.map_structure(
+            np.asarray, model(inputs, training=False)))
+        name = type(model).__name__
+        del calls[:]
+        np.testing.assert_allclose(
+            read(model.predict(inputs, batch_size=2, verbose=0)), expected,
+            rtol=1e-5, atol=1e-5, err_msg=name)
+        assert calls and set(calls) == {name}
+        del calls[:]
+        model.compile(jit_compile=True)
+        np.testing.assert_allclose(
+            read(tf.nest.map_structure(np.asarray,
+                                       model.predict_on_batch(inputs))),
+            expected, rtol=1e-5, atol=1e-5, err_msg=name)
+        assert calls == []
+
+
 
 @pytest.mark.parametrize("family",
                          ["albert", "distilbert", "electra", "roberta"])

@@ -18,6 +18,10 @@ class RawTextModel:
     override `_training_batches` (the training data of `fit`).
     """
 
+    # `predict` runs the Keras forward, tokenizer included
+    # (`EncoderTaskModel`).
+    predicts_on_inference_path = False
+
     def compile(self, optimizer="auto", loss="auto", metrics="auto",
                 learning_rate=2e-5, warmup_fraction=0.1, weight_decay=0.01,
                 **kwargs):
