@@ -87,8 +87,13 @@ def _batching_runtime(paths):
         return loaded.signatures["serving_default"](
             sentence=sentence)["probabilities"]
 
+    # Traced once: called eagerly, the decorator makes a new function (and a
+    # new batching queue) per call, which neither batches nor serves.
+    serve = tf.function(batched,
+                        input_signature=[tf.TensorSpec([None], tf.string)])
+
     def predict(texts):
-        probabilities = batched(tf.constant(texts)).numpy()
+        probabilities = serve(tf.constant(texts)).numpy()
         return ([label_names[i] for i in probabilities.argmax(-1)],
                 probabilities)
     return predict
