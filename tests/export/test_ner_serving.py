@@ -28,10 +28,13 @@ LOAD_AND_CALL = """
 import json, sys
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
-model = tf.saved_model.load(sys.argv[1])
-out = model.signatures["serving_default"](text=tf.constant(json.loads(sys.argv[2])))
-print(json.dumps({k: v.numpy().tolist() for k, v in out.items()},
-                 default=lambda b: b.decode("utf-8")))
+texts = tf.constant(json.loads(sys.argv[1]))
+outs = {}
+for path in sys.argv[2:]:
+    model = tf.saved_model.load(path)
+    out = model.signatures["serving_default"](text=texts)
+    outs[path] = {k: v.numpy().tolist() for k, v in out.items()}
+print(json.dumps(outs, default=lambda b: b.decode("utf-8")))
 """
 
 
@@ -74,16 +77,40 @@ def _python_pipeline(model, tokenizer, text, max_seq_length, labels=LABELS):
     return words, spans, word_tags, word_scores
 
 
+BIOES_LABELS = ["O", "B-LOC", "I-LOC", "E-LOC", "S-LOC", "B-PER", "I-PER",
+                "E-PER", "S-PER"]
+POS_LABELS = ["DT", "IN", "NN", "NNP", "VBZ", "."]
+
+
+@pytest.fixture(scope="module")
+def fresh_exports(tokenizer, tmp_path_factory, run_fresh_python):
+    """name -> (model, export path, the export's `serving_default` answer to
+    `TEXTS` in a fresh process): the softmax and CRF exports with BIO labels
+    and the BIOES and plain-tag exports. One fresh process (importing only
+    tensorflow and tensorflow_text) loads and calls all four exports."""
+    base = tmp_path_factory.mktemp("ner")
+    built = {}
+    for name, use_crf, labels, scheme in (
+            ("crf", True, LABELS, None), ("softmax", False, LABELS, None),
+            ("bioes", False, BIOES_LABELS, "bioes"),
+            ("plain", False, POS_LABELS, "plain")):
+        model = _model(tokenizer, use_crf, labels)
+        options = {} if scheme is None else {"scheme": scheme}
+        module = NerServingModule(model, tokenizer, labels, max_seq_length=64,
+                                  **options)
+        built[name] = model, export_saved_model(module, str(base / name))
+    outs = run_fresh_python(LOAD_AND_CALL, json.dumps(TEXTS),
+                            *(path for _, path in built.values()))
+    return {name: (model, path, outs[path])
+            for name, (model, path) in built.items()}
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("use_crf", [False, True])
 def test_exported_model_tags_like_python_in_a_fresh_process(
-        tmp_path, tokenizer, use_crf, run_fresh_python):
-    model = _model(tokenizer, use_crf)
-    module = NerServingModule(model, tokenizer, LABELS, max_seq_length=64)
-    path = export_saved_model(module, str(tmp_path / "ner"))
+        tokenizer, use_crf, fresh_exports):
+    model, path, out = fresh_exports["crf" if use_crf else "softmax"]
     assert unservable_ops(path) == []
-
-    out = run_fresh_python(LOAD_AND_CALL, path, json.dumps(TEXTS))
 
     found_entities = 0
     for i, text in enumerate(TEXTS):
@@ -115,24 +142,15 @@ def test_exported_model_tags_like_python_in_a_fresh_process(
         assert name in shown
 
 
-BIOES_LABELS = ["O", "B-LOC", "I-LOC", "E-LOC", "S-LOC", "B-PER", "I-PER",
-                "E-PER", "S-PER"]
-POS_LABELS = ["DT", "IN", "NN", "NNP", "VBZ", "."]
-
-
 @pytest.mark.slow
 @pytest.mark.parametrize("scheme, labels", [("bioes", BIOES_LABELS),
                                             ("plain", POS_LABELS)])
 def test_bioes_and_plain_exports_in_a_fresh_process(
-        tmp_path, tokenizer, run_fresh_python, scheme, labels):
+        tokenizer, fresh_exports, scheme, labels):
     """BIOES: entities are the strictly well-formed ones, as `tasks.ner`
     scores them; plain tags: a tag and its probability per word, no
     entity outputs."""
-    model = _model(tokenizer, False, labels)
-    module = NerServingModule(model, tokenizer, labels, max_seq_length=64,
-                              scheme=scheme)
-    path = export_saved_model(module, str(tmp_path / scheme))
-    out = run_fresh_python(LOAD_AND_CALL, path, json.dumps(TEXTS))
+    model, _, out = fresh_exports[scheme]
     if scheme == "plain":
         assert not any(name.startswith("entity_") for name in out)
     found, dropped = 0, 0

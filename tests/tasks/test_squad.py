@@ -8,10 +8,12 @@ import sys
 import pytest
 
 from tests.conftest import REPO_ROOT
+from tests.tasks.conftest import run_task
 from tfbert.checkpoints import save_encoder
 from tfbert.config import BertConfig
 from tfbert.data import squad
 from tfbert.models import BertEncoder
+from tfbert.tasks.squad import SquadTask
 from tfbert.text.bert_tokenizer import BertTokenizer
 
 pytestmark = pytest.mark.slow
@@ -86,11 +88,13 @@ def test_v1_train_predict_export(tmp_path, shared_data_dir, tiny_checkpoint):
             / "tf_serving_warmup_requests").is_file()
 
     # Predict-only from the trained checkpoint reproduces the predictions.
+    # (In this process: the program itself ran above.)
     rerun_dir = model_dir
     (rerun_dir / "predictions.json").unlink()
-    _run(["--version=1.1", f"--predict_file={dev}",
-          f"--init_checkpoint={tiny_checkpoint}", f"--model_dir={rerun_dir}",
-          "--do_predict", *COMMON])
+    run_task(SquadTask, [
+        "--version=1.1", f"--predict_file={dev}",
+        f"--init_checkpoint={tiny_checkpoint}", f"--model_dir={rerun_dir}",
+        "--do_predict", *COMMON])
     assert json.loads((rerun_dir / "predictions.json").read_text()) == predictions
 
 
@@ -98,10 +102,12 @@ def test_v2_writes_null_odds_and_threshold(tmp_path, shared_data_dir,
                                            tiny_checkpoint):
     data = _slice(shared_data_dir / V2, tmp_path / "v2.json", slice(0, 3))
     model_dir = tmp_path / "model"
-    _run(["--version=2.0", f"--train_file={data}", f"--predict_file={data}",
-          f"--eval_file={data}", f"--init_checkpoint={tiny_checkpoint}",
-          f"--model_dir={model_dir}", "--do_train", "--do_eval",
-          "--do_predict", *COMMON])
+    # In this process (`test_v1_train_predict_export` runs the program).
+    run_task(SquadTask, [
+        "--version=2.0", f"--train_file={data}", f"--predict_file={data}",
+        f"--eval_file={data}", f"--init_checkpoint={tiny_checkpoint}",
+        f"--model_dir={model_dir}", "--do_train", "--do_eval",
+        "--do_predict", *COMMON])
     examples = squad.read_squad_examples(data)
     assert any(e.is_impossible for e in examples)
     null_odds = json.loads((model_dir / "null_odds.json").read_text())
@@ -121,9 +127,6 @@ def test_learns_its_training_questions(tmp_path, shared_data_dir,
                                        tiny_checkpoint):
     """A working training loop fits the 55 questions it trains on, far
     beyond what the (practically) untrained model scores on them."""
-    from tests.tasks.conftest import run_task
-    from tfbert.tasks.squad import SquadTask
-
     data = _slice(shared_data_dir / V1, tmp_path / "train.json", slice(0, 2))
     common = [f"--train_file={data}", f"--eval_file={data}",
               f"--init_checkpoint={tiny_checkpoint}", "--do_eval", *COMMON]

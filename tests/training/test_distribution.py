@@ -35,9 +35,17 @@ def _finish(process, output):
     return json.loads(output.read_text()) if output.exists() else None
 
 
+@pytest.fixture(scope="module")
+def one_device(tmp_path_factory):
+    """The one-device baseline both strategy tests compare with (the same
+    run, with the same flags, so it is trained once)."""
+    return _finish(*_train(tmp_path_factory.mktemp("baseline"), "one",
+                           "--strategy=one_device"))
+
+
 @pytest.mark.slow
-def test_mirrored_on_two_cpus_matches_one_device(tmp_path):
-    one = _finish(*_train(tmp_path, "one", "--strategy=one_device"))
+def test_mirrored_on_two_cpus_matches_one_device(tmp_path, one_device):
+    one = one_device
     mirrored = _finish(*_train(tmp_path, "mirrored", "--strategy=mirrored",
                                "--num_cpus=2"))
     assert one["replicas"] == 1 and mirrored["replicas"] == 2
@@ -69,8 +77,8 @@ def multi_worker_envs(num_workers):
 
 
 @pytest.mark.slow
-def test_two_local_workers_match_one_device(tmp_path):
-    one = _finish(*_train(tmp_path, "one", "--strategy=one_device"))
+def test_two_local_workers_match_one_device(tmp_path, one_device):
+    one = one_device
     workers = [_train(tmp_path, "multi", "--strategy=multi_worker_mirrored",
                       env=env) for env in multi_worker_envs(2)]
     results = [_finish(*worker) for worker in workers]
