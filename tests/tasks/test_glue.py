@@ -141,23 +141,65 @@ out = loaded.signatures["serving_default"](
     sentence1=tf.constant([a for a, b in pairs]),
     sentence2=tf.constant([b for a, b in pairs]))
 assert "tfbert" not in sys.modules, "loading the SavedModel imported tfbert"
+# Then what the `saved_model_cli` program runs (its `main`), in this process
+# rather than a third one: `show --all` of the export.
+import contextlib, io
+from tensorflow.python.tools import saved_model_cli
+sys.argv = ["saved_model_cli", "show", "--dir", sys.argv[1], "--all"]
+shown, errors = io.StringIO(), io.StringIO()
+with contextlib.redirect_stdout(shown), contextlib.redirect_stderr(errors):
+    try:
+        status = saved_model_cli.main()
+    except SystemExit as exit:
+        status = exit.code
 print(json.dumps({"probabilities": out["probabilities"].numpy().tolist(),
-                  "label": [x.decode() for x in out["label"].numpy()]}))
+                  "label": [x.decode() for x in out["label"].numpy()],
+                  "cli": {"returncode": status or 0,
+                          "stdout": shown.getvalue(),
+                          "stderr": errors.getvalue()}}))
 """
 
 
-def test_pair_export_serves_in_fresh_process(tmp_path, shared_data_dir,
-                                             tiny_checkpoint, run_fresh_python):
+@pytest.fixture(scope="module")
+def two_worker_run(tmp_path_factory, shared_data_dir, tiny_checkpoint):
+    """(data dir, model dir, export dir, each worker's (returncode, stdout,
+    stderr)) of one MRPC run of `tfbert-glue` by two local workers (train,
+    evaluate, export): the worker test checks the run, the pair-export test
+    serves its export (one run for both instead of a run each)."""
+    from tests.training.test_distribution import multi_worker_envs
+
+    base = tmp_path_factory.mktemp("two_workers")
+    # 30 dev examples: the last eval batch is partial.
+    data = _subset(shared_data_dir, "mrpc", base / "data", n_train=64,
+                   n_dev=30)
+    model_dir, export_dir = base / "model", base / "export"
+    workers = [subprocess.Popen(
+        [sys.executable, "-m", "tasks.glue", "--task=mrpc", "--do_train",
+         "--do_eval", "--distribution_strategy=multi_worker_mirrored",
+         f"--export_dir={export_dir}",
+         *_common(tiny_checkpoint, data, model_dir)],
+        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        text=True) for env in multi_worker_envs(2)]
+    finished = []
+    for worker in workers:
+        stdout, stderr = worker.communicate(timeout=600)
+        finished.append((worker.returncode, stdout, stderr))
+    return data, model_dir, export_dir, finished
+
+
+def test_pair_export_serves_in_fresh_process(two_worker_run, tiny_checkpoint,
+                                             run_fresh_python):
+    """The export of the two-worker MRPC run (the chief exports the final
+    weights, which are also the best: one epoch, one evaluation)."""
     import tensorflow as tf
 
     from tfbert.export import unservable_ops
     from tfbert.tasks import glue as glue_task
     from tfbert.text import BertPreprocessor
 
-    data = _subset(shared_data_dir, "mrpc", tmp_path / "data")
-    model_dir, export_dir = tmp_path / "model", tmp_path / "export" / "mrpc"
-    run_glue(["--task=mrpc", "--do_train", f"--export_dir={export_dir}",
-              *_common(tiny_checkpoint, data, model_dir)])
+    data, model_dir, export_dir, workers = two_worker_run
+    for returncode, stdout, stderr in workers:
+        assert returncode == 0, stdout[-2000:] + stderr[-4000:]
     version = export_dir / "1"
     assert unservable_ops(str(version)) == []
 
@@ -180,16 +222,13 @@ def test_pair_export_serves_in_fresh_process(tmp_path, shared_data_dir,
     assert served["label"] == [("not_equivalent", "equivalent")[i]
                                for i in expected.argmax(-1)]
 
-    cli = subprocess.run(
-        [os.path.join(os.path.dirname(sys.executable), "saved_model_cli"),
-         "show", "--dir", str(version), "--all"],
-        env=ENV, capture_output=True, text=True, timeout=300)
-    assert cli.returncode == 0, cli.stderr[-2000:]
+    cli = served["cli"]
+    assert cli["returncode"] == 0, cli["stderr"][-2000:]
     for name in ("serving_default", "serve_token_ids", "sentence1",
                  "sentence2", "probabilities", "input_word_ids",
                  "signature_def['classify']", "['classes']", "['scores']",
                  "Method name is: tensorflow/serving/classify"):
-        assert name in cli.stdout
+        assert name in cli["stdout"]
 
 
 def test_resume_after_sigkill_matches_uninterrupted_run(
@@ -240,24 +279,10 @@ def test_resume_after_sigkill_matches_uninterrupted_run(
                                       reader["reference"].get_tensor(name))
 
 
-def test_two_local_workers_train_and_evaluate(tmp_path, shared_data_dir,
-                                             tiny_checkpoint):
-    from tests.training.test_distribution import multi_worker_envs
-
-    # 30 dev examples: the last eval batch is partial.
-    data = _subset(shared_data_dir, "mrpc", tmp_path / "data", n_train=64,
-                   n_dev=30)
-    model_dir, export_dir = tmp_path / "model", tmp_path / "export"
-    workers = [subprocess.Popen(
-        [sys.executable, "-m", "tasks.glue", "--task=mrpc", "--do_train",
-         "--do_eval", "--distribution_strategy=multi_worker_mirrored",
-         f"--export_dir={export_dir}",
-         *_common(tiny_checkpoint, data, model_dir)],
-        cwd=REPO, env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        text=True) for env in multi_worker_envs(2)]
-    for worker in workers:
-        stdout, stderr = worker.communicate(timeout=600)
-        assert worker.returncode == 0, stdout[-2000:] + stderr[-4000:]
+def test_two_local_workers_train_and_evaluate(two_worker_run):
+    _, model_dir, export_dir, workers = two_worker_run
+    for returncode, stdout, stderr in workers:
+        assert returncode == 0, stdout[-2000:] + stderr[-4000:]
     results = json.loads((model_dir / "eval_results.json").read_text())
     assert results["dev"]["num_examples"] == 30
     # The evaluation inside `fit` predicts under the strategy, each worker on

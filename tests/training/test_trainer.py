@@ -155,13 +155,25 @@ def test_best_weights_hold_inference_weights_only(tmp_path):
     assert not restore_best_weights(fresh, tmp_path / "elsewhere")
 
 
-@pytest.mark.slow
-def test_dev_metrics_go_to_tensorboard(tmp_path):
+@pytest.fixture(scope="module")
+def two_epoch_fit(tmp_path_factory):
+    """Model dir of a 2-epoch `_fit` (8 batches) with a checkpoint every 2
+    batches and a dev evaluation after each epoch (scores of both kinds
+    `evaluate_fn` may return): read by the TensorBoard and the
+    checkpoint-interval tests (one run for both)."""
+    model_dir = tmp_path_factory.mktemp("two_epoch_fit")
     scores = iter([{"accuracy": np.float32(0.25), "f1": 0.5},
                    {"accuracy": tf.constant(0.75), "f1": 0.0}])
-    _fit(_tiny_classifier(), tmp_path, epochs=2, evaluate_fn=lambda: next(scores))
+    _fit(_tiny_classifier(), model_dir, epochs=2, checkpoint_steps=2,
+         evaluate_fn=lambda: next(scores))
+    return model_dir
+
+
+@pytest.mark.slow
+def test_dev_metrics_go_to_tensorboard(two_epoch_fit):
     logged = {}
-    for event_file in tf.io.gfile.glob(str(tmp_path / "logs" / "dev" / "*")):
+    for event_file in tf.io.gfile.glob(
+            str(two_epoch_fit / "logs" / "dev" / "*")):
         for event in tf.compat.v1.train.summary_iterator(event_file):
             for value in event.summary.value:
                 logged[(value.tag, event.step)] = float(
@@ -178,9 +190,8 @@ def test_corrupt_best_metrics_is_named_before_training(tmp_path):
     assert not (tmp_path / "checkpoints").exists()
 
 
-def test_checkpoint_steps_sets_the_checkpoint_interval(tmp_path):
-    _fit(_tiny_classifier(), tmp_path, epochs=2, checkpoint_steps=2)
-    state = tf.train.get_checkpoint_state(str(tmp_path / "checkpoints"))
+def test_checkpoint_steps_sets_the_checkpoint_interval(two_epoch_fit):
+    state = tf.train.get_checkpoint_state(str(two_epoch_fit / "checkpoints"))
     # 8 batches in chunks of 2: checkpoints 1..4, the last two kept.
     kept = [os.path.basename(p) for p in state.all_model_checkpoint_paths]
     assert kept == ["ckpt-3", "ckpt-4"]
@@ -191,12 +202,20 @@ def test_checkpoint_steps_sets_the_checkpoint_interval(tmp_path):
         assert batches == 2 * number
 
 
+@pytest.fixture(scope="module")
+def default_fit(tmp_path_factory):
+    """(model, history) of `_fit` with the default options: the reference
+    of every option that must train the same (trained once for all)."""
+    model = _tiny_classifier()
+    return model, _fit(model, tmp_path_factory.mktemp("default_fit"))
+
+
 @pytest.mark.slow
 @pytest.mark.parametrize("option", [{"steps_per_execution": 2},
                                     {"jit_compile": True}])
-def test_steps_per_execution_and_jit_compile_train_the_same(tmp_path, option):
-    default = _tiny_classifier()
-    default_history = _fit(default, tmp_path / "default")
+def test_steps_per_execution_and_jit_compile_train_the_same(tmp_path, option,
+                                                            default_fit):
+    default, default_history = default_fit
     other = _tiny_classifier()
     history = _fit(other, tmp_path / "other", **option)
     np.testing.assert_allclose(history.history["loss"],
