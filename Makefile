@@ -9,7 +9,10 @@ STAMP := $(VENV)/.installed
 
 .PHONY: install demo test test-fast bench clean
 
-# uv installs what pip would (the same resolution), several times faster.
+# uv installs what pip would (the same resolution), faster; like pip it
+# byte-compiles what it installs (--compile-bytecode: without it every
+# process compiles TensorFlow's modules again where PYTHONDONTWRITEBYTECODE
+# is set, as on the project's machines).
 # --find-links: the CPU build of torch that setup.py pins lies in
 # /opt/wheels on the project's machines (pip's configuration names it; uv
 # reads no pip configuration), and best-match lets it take that file over
@@ -17,7 +20,7 @@ STAMP := $(VENV)/.installed
 # format's reference in the tests; a normal install of it would replace
 # TensorFlow, so it goes in without dependencies.
 UV := $(VENV)/bin/uv
-UV_INSTALL := $(UV) pip install --quiet --python $(PY) \
+UV_INSTALL := $(UV) pip install --quiet --compile-bytecode --python $(PY) \
 	$(if $(wildcard /opt/wheels),--find-links /opt/wheels) \
 	--index-strategy unsafe-best-match
 
