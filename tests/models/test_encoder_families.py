@@ -124,6 +124,26 @@ def test_sequence_output_matches_hf(family, tmp_path):
         assert "pooled_output" not in outputs
 
 
+def _task_models(checkpoint, inputs, seed):
+    """(model, read) for a classifier, a span labeler and a token
+    classifier on the encoder at `checkpoint`, their new heads (and pooler)
+    drawn from N(0, 0.5) (not ~0) with `seed`; `read` turns a model's
+    outputs into one array of the values its users read (a token
+    classifier's at the real positions of `inputs`)."""
+    real = inputs["input_mask"].astype(bool)
+    rng = np.random.default_rng(seed)
+    for model, read in [
+            (BertClassifier.from_pretrained(checkpoint, 3), lambda x: x),
+            (BertSpanLabeler.from_pretrained(checkpoint),
+             lambda x: np.stack([x["start_logits"], x["end_logits"]])),
+            (BertTokenClassifier(Encoder.from_pretrained(checkpoint), 5),
+             lambda x: x[real])]:
+        for variable in model.weights:
+            if not variable.path.startswith(model.encoder.name):
+                variable.assign(rng.normal(0, 0.5, variable.shape))
+        yield model, read
+
+
 @pytest.mark.parametrize("padding_columns", [0, 5])
 @pytest.mark.parametrize("family", sorted(FAMILIES))
 def test_task_models_inference_logits_equal_the_full_forward(
@@ -146,16 +166,7 @@ def test_task_models_inference_logits_equal_the_full_forward(
                            else 0)
               for name, value in inputs.items()}
     real = inputs["input_mask"].astype(bool)
-    rng = np.random.default_rng(2)
-    for model, read in [
-            (BertClassifier.from_pretrained(tmp_path, 3), lambda x: x),
-            (BertSpanLabeler.from_pretrained(tmp_path),
-             lambda x: np.stack([x["start_logits"], x["end_logits"]])),
-            (BertTokenClassifier(Encoder.from_pretrained(tmp_path), 5),
-             lambda x: x[real])]:
-        for variable in model.weights:  # the new heads/pooler too, not ~0
-            if not variable.path.startswith(model.encoder.name):
-                variable.assign(rng.normal(0, 0.5, variable.shape))
+    for model, read in _task_models(tmp_path, inputs, seed=2):
         expected = read(tf.nest.map_structure(
             np.asarray, model(inputs, training=False)))
         assert np.abs(expected[expected > -1e8]).max() > 0.1
@@ -196,17 +207,7 @@ def test_predict_runs_the_inference_path(family, tmp_path, monkeypatch):
     _, hf_config, _, with_segments = FAMILIES[family]
     _save(family, tmp_path)
     inputs = _inputs(hf_config.pad_token_id or 0, with_segments)
-    real = inputs["input_mask"].astype(bool)
-    rng = np.random.default_rng(3)
-    for model, read in [
-            (BertClassifier.from_pretrained(tmp_path, 3), lambda x: x),
-            (BertSpanLabeler.from_pretrained(tmp_path),
-             lambda x: np.stack([x["start_logits"], x["end_logits"]])),
-            (BertTokenClassifier(Encoder.from_pretrained(tmp_path), 5),
-             lambda x: x[real])]:
-        for variable in model.weights:
-            if not variable.path.startswith(model.encoder.name):
-                variable.assign(rng.normal(0, 0.5, variable.shape))
+    for model, read in _task_models(tmp_path, inputs, seed=3):
         expected = read(tf.nest.map_structure(
             np.asarray, model(inputs, training=False)))
         name = type(model).__name__
