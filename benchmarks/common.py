@@ -1,5 +1,6 @@
 """Helpers shared by the benchmark scripts."""
 
+import os
 import subprocess
 import tempfile
 import time
@@ -50,3 +51,11 @@ def run_sampling_private_memory(args, period_s=0.002, env=None):
         err.seek(0)
         return process.returncode, out.read(), err.read(), peak
 
+
+
+def is_inside(path, directory):
+    """Whether `path` lies in `directory` (symlinks resolved): e.g. that a
+    `--compare_checkout` worker imported tfbert from that checkout."""
+    return os.path.commonpath([os.path.realpath(path),
+                               os.path.realpath(directory)]) == (
+        os.path.realpath(directory))

@@ -49,7 +49,7 @@ from types import SimpleNamespace
 
 from absl import app, flags
 
-from benchmarks.common import peak_rss_mb
+from benchmarks.common import is_inside, peak_rss_mb
 
 FLAGS = flags.FLAGS
 
@@ -333,18 +333,12 @@ def _spawn(run, checkpoint):
     if result.returncode:
         raise RuntimeError(f"{run} worker failed:\n{result.stderr[-3000:]}")
     output = json.loads(result.stdout.strip().splitlines()[-1])
-    if run == "other" and not _inside(output["tfbert"],
+    if run == "other" and not is_inside(output["tfbert"],
                                       FLAGS.compare_checkout):
         raise RuntimeError(f"--compare_checkout={FLAGS.compare_checkout}: "
                            f"the worker imported tfbert from "
                            f"{output['tfbert']}")
     return output
-
-
-def _inside(path, directory):
-    return os.path.commonpath([os.path.realpath(path),
-                               os.path.realpath(directory)]) == (
-        os.path.realpath(directory))
 
 
 def main(argv):

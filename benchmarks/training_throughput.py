@@ -50,7 +50,8 @@ import time
 from absl import app, flags
 
 from benchmarks import torch_reference
-from benchmarks.common import peak_rss_mb, run_sampling_private_memory
+from benchmarks.common import (is_inside, peak_rss_mb,
+                               run_sampling_private_memory)
 
 FLAGS = flags.FLAGS
 # The task code this benchmark drives, as a CLI (`python -m`) and as a
@@ -310,10 +311,8 @@ def _spawn(name, sample_memory=False):
     if returncode:
         raise RuntimeError(f"{name} worker failed:\n{stderr[-3000:]}")
     output = json.loads(stdout.strip().splitlines()[-1])
-    if name == "tfbert_other" and os.path.commonpath(
-            [os.path.realpath(output["tfbert"]),
-             os.path.realpath(FLAGS.compare_checkout)]) != os.path.realpath(
-                 FLAGS.compare_checkout):
+    if name == "tfbert_other" and not is_inside(output["tfbert"],
+                                                 FLAGS.compare_checkout):
         raise RuntimeError(f"--compare_checkout={FLAGS.compare_checkout}: "
                            f"the worker imported tfbert from "
                            f"{output['tfbert']}")
