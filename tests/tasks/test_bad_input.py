@@ -630,6 +630,20 @@ def test_checkpoint_on_a_full_disk_keeps_the_previous_one(
         assert not (model_dir / ".lock").exists()
 
 
+@contextlib.contextmanager
+def _sigint_not_ignored():
+    """Programs started in the block get SIGINT's default action, as from a
+    terminal: a suite started in the background (`make test &`) ignores
+    SIGINT, its programs inherit that, and Python keeps it ignored."""
+    previous = signal.getsignal(signal.SIGINT)
+    if previous == signal.SIG_IGN:
+        signal.signal(signal.SIGINT, signal.default_int_handler)
+    try:
+        yield
+    finally:
+        signal.signal(signal.SIGINT, previous)
+
+
 @pytest.mark.slow
 def test_ctrl_c_says_what_is_saved_and_that_rerunning_resumes(
         tmp_path, tiny_checkpoint, sst2_train_dir):
@@ -639,9 +653,10 @@ def test_ctrl_c_says_what_is_saved_and_that_rerunning_resumes(
             "--max_seq_length=32", "--num_train_epochs=500",
             "--train_batch_size=16", "--checkpoint_steps=2", "--do_train"]
     env = dict(os.environ, PYTHONPATH=str(REPO_ROOT), TF_CPP_MIN_LOG_LEVEL="2")
-    process = subprocess.Popen([sys.executable, "-m", "tasks.glue", *args],
-                               cwd=REPO_ROOT, env=env, stdout=subprocess.PIPE,
-                               stderr=subprocess.PIPE, text=True)
+    with _sigint_not_ignored():
+        process = subprocess.Popen(
+            [sys.executable, "-m", "tasks.glue", *args], cwd=REPO_ROOT,
+            env=env, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
     state = model_dir / "checkpoints" / "checkpoint"
     deadline = time.monotonic() + 120
     while not state.exists():
