@@ -41,13 +41,25 @@ demo: $(STAMP)
 # then burn more CPU for the same work); each worker holds a TensorFlow
 # runtime of a few GB. A test file's tests stay on one worker (its module
 # fixtures are built once), and files start in the order tests/conftest.py
-# gives them (most `slow` tests first). The run ends with its 30 slowest
+# gives them (most `slow` tests first). A worker that dies ends the run and
+# names its test (--max-worker-restart=0: with --dist loadfile, xdist's
+# replacement worker can wait forever). Each run ends with its 30 slowest
 # tests.
 PYTEST := TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n 2 --dist loadfile \
-	--no-loadscope-reorder --durations=30
+	--no-loadscope-reorder --max-worker-restart=0 --durations=30
+
+# The test files in TEST_SHARES shares (tests/conftest.py deals them out),
+# one after the other, each with new workers: a worker keeps most of what
+# TensorFlow, torch and the tokenizers allocated for the files it ran, so
+# two workers that run the whole suite outgrow a 24 GB machine. Every
+# share runs; the target fails if any did.
+TEST_SHARES := 3
 
 test: $(STAMP)
-	$(PYTEST) tests
+	@status=0; for k in $$(seq 1 $(TEST_SHARES)); do \
+	  echo "tests, share $$k of $(TEST_SHARES)"; \
+	  $(PYTEST) --file-share=$$k/$(TEST_SHARES) tests || status=1; \
+	done; exit $$status
 
 # The quick inner loop: everything but the slow end-to-end runs.
 test-fast: $(STAMP)

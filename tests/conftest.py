@@ -17,7 +17,29 @@ sys.path.insert(0, str(Path(__file__).resolve().parent))
 from zoo_checkpoints import zoo_checkpoints  # noqa: E402,F401
 
 
-def pytest_collection_modifyitems(items):
+def pytest_addoption(parser):
+    parser.addoption(
+        "--file-share", metavar="K/N", default=None,
+        help="run only the K-th of N shares of the test files (files dealt "
+             "round-robin in the order below; `make test` runs the N shares "
+             "one after the other, each with fresh worker processes).")
+
+
+def _file_share(config):
+    value = config.getoption("--file-share")
+    if value is None:
+        return None
+    try:
+        k, n = (int(part) for part in value.split("/"))
+    except ValueError:
+        k = n = 0
+    if not 1 <= k <= n:
+        raise pytest.UsageError(
+            f"--file-share={value}: expected K/N with 1 <= K <= N, e.g. 1/3")
+    return k, n
+
+
+def pytest_collection_modifyitems(config, items):
     """Test files with the longest single test, then the most `slow` tests,
     first; each file's tests in their own order. `make test` hands whole
     files to its workers in this order (`--dist loadfile
@@ -34,6 +56,13 @@ def pytest_collection_modifyitems(items):
     rank = {path: i for i, path in enumerate(sorted(
         slow, key=lambda path: (-longest[path], -slow[path])))}
     items.sort(key=lambda item: rank[item.path])
+    share = _file_share(config)
+    if share is not None:
+        k, n = share
+        kept = [item for item in items if rank[item.path] % n == k - 1]
+        config.hook.pytest_deselected(
+            items=[item for item in items if rank[item.path] % n != k - 1])
+        items[:] = kept
 
 
 def pytest_collection_finish(session):
