@@ -25,18 +25,23 @@ def pytest_addoption(parser):
              "one after the other, each with fresh worker processes).")
 
 
-def _file_share(config):
+_FILE_SHARE = pytest.StashKey()
+
+
+def pytest_configure(config):
+    """Reads --file-share here, where the xdist controller sees a bad value
+    too (a one-line usage error, before any worker starts)."""
     value = config.getoption("--file-share")
-    if value is None:
-        return None
-    try:
-        k, n = (int(part) for part in value.split("/"))
-    except ValueError:
-        k = n = 0
-    if not 1 <= k <= n:
-        raise pytest.UsageError(
-            f"--file-share={value}: expected K/N with 1 <= K <= N, e.g. 1/3")
-    return k, n
+    share = None
+    if value is not None:
+        try:
+            share = tuple(int(part) for part in value.split("/"))
+        except ValueError:
+            pass
+        if share is None or len(share) != 2 or not 1 <= share[0] <= share[1]:
+            raise pytest.UsageError(f"--file-share={value}: expected K/N "
+                                    "with 1 <= K <= N, e.g. 1/3")
+    config.stash[_FILE_SHARE] = share
 
 
 def pytest_collection_modifyitems(config, items):
@@ -56,7 +61,7 @@ def pytest_collection_modifyitems(config, items):
     rank = {path: i for i, path in enumerate(sorted(
         slow, key=lambda path: (-longest[path], -slow[path])))}
     items.sort(key=lambda item: rank[item.path])
-    share = _file_share(config)
+    share = config.stash[_FILE_SHARE]
     if share is not None:
         k, n = share
         kept = [item for item in items if rank[item.path] % n == k - 1]
