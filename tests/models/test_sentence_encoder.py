@@ -134,10 +134,34 @@ def test_keras_forward_equals_encode_and_stacks_columns(tiny_bert_encoder):
                                atol=1e-6)
     np.testing.assert_allclose(model(tf.constant(TEXTS)).numpy(), encoded,
                                atol=1e-6)
+    # Batches of texts of similar lengths, rows in the order given.
+    np.testing.assert_allclose(model.encode(TEXTS, batch_size=2), encoded,
+                               atol=1e-6)
     stacked = model((tf.constant(TEXTS[:2]), tf.constant(TEXTS[1:]))).numpy()
     assert stacked.shape == (2, 2, 8)
     np.testing.assert_allclose(stacked[:, 0], encoded[:2], atol=1e-6)
     np.testing.assert_allclose(stacked[:, 1], encoded[1:], atol=1e-6)
+
+
+def test_each_column_is_padded_to_its_own_longest_text(tiny_bert_encoder,
+                                                       monkeypatch):
+    # Short queries beside long passages: the queries' encoder pass is not
+    # padded to the passages' length.
+    model = tiny_bert_encoder
+    lengths, call = [], model.encoder.call
+
+    def spy(inputs, *args, **kwargs):
+        lengths.append(int(inputs["input_word_ids"].shape[1]))
+        return call(inputs, *args, **kwargs)
+
+    monkeypatch.setattr(model.encoder, "call", spy)
+    queries = tf.constant(["short", "a query"])
+    passages = tf.constant(["word " * 40, "another long passage " * 10])
+    model((queries, passages))
+    assert lengths == [
+        int(model.preprocessor(texts)["input_word_ids"].shape[1])
+        for texts in (queries, passages)]
+    assert lengths[0] < lengths[1]
 
 
 def test_single_string_empty_list_and_long_text(tiny_bert_encoder):

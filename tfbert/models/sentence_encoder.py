@@ -31,7 +31,7 @@ class SentenceEncoder(RawTextModel, EncoderTaskModel, keras.Model):
     Inputs: tf.string [batch] -> float32 embeddings [batch, D] (D the
     projection's size, else the encoder's H). A tuple (or list) of k
     tf.string [batch] columns (e.g. anchor, positive, negative) is embedded
-    in one encoder pass -> float32 [batch, k, D]: that is what the
+    column by column -> float32 [batch, k, D]: that is what the
     `tfbert.losses` sentence losses take as `y_pred`, so `compile(loss=...)`
     and `fit((anchors, positives))` train the encoder with them.
 
@@ -165,16 +165,18 @@ class SentenceEncoder(RawTextModel, EncoderTaskModel, keras.Model):
     def call(self, inputs, training=None):
         """tf.string [batch] -> float32 [batch, D]; a tuple of k columns
         tf.string [batch] -> float32 [batch, k, D]."""
-        columns = tuple(inputs) if isinstance(inputs, (tuple, list)) else None
-        texts = tf.concat(columns, axis=0) if columns else inputs
+        if not isinstance(inputs, (tuple, list)):
+            return self._embed(inputs, training)
+        # One encoder pass per column, each padded to its own longest text:
+        # in one pass over all columns, short queries beside long passages
+        # would be padded to the passages' length.
+        return tf.stack([self._embed(column, training) for column in inputs],
+                        axis=1)
+
+    def _embed(self, texts, training):
         features = self.preprocessor(texts)
-        embeddings = self.head_outputs(
+        return self.head_outputs(
             self.encoder(features, training=training), features, training)
-        if not columns:
-            return embeddings
-        stacked = tf.reshape(embeddings, [len(columns), -1,
-                                          self.embedding_size])
-        return tf.transpose(stacked, [1, 0, 2])
 
     def _inference_embeddings(self, texts):
         return task_outputs(self, self.preprocessor(texts))
@@ -184,7 +186,9 @@ class SentenceEncoder(RawTextModel, EncoderTaskModel, keras.Model):
 
         Args:
           sentences: a str, or a list of str.
-          batch_size: sentences per encoder call.
+          batch_size: sentences per encoder call. Batches are made of
+            texts of similar lengths (longest first); the rows come back in
+            the order of `sentences`.
           show_progress_bar: a progress bar over the sentences; None shows
             it when there is more than one batch.
 
@@ -205,15 +209,21 @@ class SentenceEncoder(RawTextModel, EncoderTaskModel, keras.Model):
         progress = keras.utils.Progbar(
             len(sentences), verbose=int(bool(show_progress_bar)),
             unit_name="sentence")
+        # Longest first, so that each batch holds texts of similar lengths
+        # (less padding), and the first batch shows the memory it needs.
+        order = sorted(range(len(sentences)),
+                       key=lambda i: -len(sentences[i]))
         batches = []
         for start in range(0, len(sentences), batch_size):
-            batch = tf.constant(sentences[start:start + batch_size],
-                                tf.string)
+            batch = tf.constant([sentences[i] for i in
+                                 order[start:start + batch_size]], tf.string)
             batches.append(self._encode_batch(batch).numpy())
             progress.update(start + len(batches[-1]))
         if not batches:
             return np.zeros((0, self.embedding_size), np.float32)
-        embeddings = np.concatenate(batches).astype(np.float32, copy=False)
+        embeddings = np.empty((len(sentences), self.embedding_size),
+                              np.float32)
+        embeddings[order] = np.concatenate(batches)
         return embeddings[0] if single else embeddings
 
     def _default_loss_and_metrics(self, loss, metrics):
