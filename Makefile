@@ -113,6 +113,16 @@ bench: $(STAMP)
 	  --learning_rate=1e-4
 	$(BENCH).own_data --num_train=400 --num_eval=300 --num_train_epochs=2 \
 	  --workdir=runs/own_data --output=runs/own_data/results.jsonl
+	mkdir -p runs/sentence
+	for framework in tfbert sentence_transformers; do \
+	  $(BENCH).sentence_quality --frameworks=$$framework \
+	    --output=runs/sentence/quality_$$framework.json || exit 1; \
+	  $(BENCH).sentence_speed --framework=$$framework \
+	    --output=runs/sentence/speed_$$framework.json || exit 1; \
+	done
+	$(BENCH).sentence_speed \
+	  --compare=runs/sentence/speed_tfbert.json,runs/sentence/speed_sentence_transformers.json
+	$(BENCH).serving_breakdown --workdir=runs/serving
 	@echo "GPU table: on a lent GPU machine with JAX, run"
 	@echo "  KERAS_BACKEND=jax python -m benchmarks.gpu_mixed_precision --steps=30 \\"
 	@echo "    --models=minilm-l6-h384-uncased,bert-base-uncased,distilbert-base-uncased,roberta-base,electra-base-discriminator,albert-base-v2"

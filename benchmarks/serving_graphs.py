@@ -48,22 +48,27 @@ from benchmarks.serving import batch1_latencies_ms, onednn_enabled, read_dev
 
 FLAGS = flags.FLAGS
 
-flags.DEFINE_list("exports", None, "SavedModel version directories.")
-flags.DEFINE_integer("rounds", 5, "Timed rounds per export.")
-flags.DEFINE_integer("latency_sentences", 50, "Sentences sent one by one.")
-flags.DEFINE_integer("batches", 8, "Batches of 32 for the throughput.")
-flags.DEFINE_float("max_prob_diff", 1e-4,
-                   "Largest allowed probability difference from the first "
-                   "export.")
-flags.DEFINE_string("tokenizer", None,
-                    "HF tokenizer directory: time serve_token_ids with its "
-                    "ids, padded to max_seq_length, instead of "
-                    "serving_default.")
-flags.DEFINE_bool("profile", False, "Also print op time by op type.")
-flags.DEFINE_integer("profile_calls", 8, "Traced calls per batch size.")
-flags.DEFINE_bool("op_counts", False,
-                  "Also print the ops of one batch-1 call by stage.")
-flags.mark_flag_as_required("exports")
+
+def define_flags():
+    """This program's flags (defined only when it runs, so that other
+    benchmarks can import `SessionExport`)."""
+    flags.DEFINE_list("exports", None, "SavedModel version directories.")
+    flags.DEFINE_integer("rounds", 5, "Timed rounds per export.")
+    flags.DEFINE_integer("latency_sentences", 50, "Sentences sent one by one.")
+    flags.DEFINE_integer("batches", 8, "Batches of 32 for the throughput.")
+    flags.DEFINE_float("max_prob_diff", 1e-4,
+                       "Largest allowed probability difference from the first "
+                       "export.")
+    flags.DEFINE_string("tokenizer", None,
+                        "HF tokenizer directory: time serve_token_ids with its "
+                        "ids, padded to max_seq_length, instead of "
+                        "serving_default.")
+    flags.DEFINE_bool("profile", False, "Also print op time by op type.")
+    flags.DEFINE_integer("profile_calls", 8, "Traced calls per batch size.")
+    flags.DEFINE_bool("op_counts", False,
+                      "Also print the ops of one batch-1 call by stage.")
+    flags.mark_flag_as_required("exports")
+
 
 BATCH = 32
 # Op types that move, reshape, select or read data without computing on it.
@@ -281,4 +286,5 @@ def main(argv):
 
 
 if __name__ == "__main__":
+    define_flags()
     app.run(main)
