@@ -111,6 +111,21 @@ bench: $(STAMP)
 	$(BENCH).feature_based_ner --num_train=1000 --num_valid=1000 --finetune_epochs=2
 	$(BENCH).multiple_choice --num_train=320 --num_dev=200 --num_train_epochs=1 \
 	  --learning_rate=1e-4
+	$(BENCH).distillation --task=sst2 --workdir=runs/distillation/sst2 \
+	  --student_num_layers=3 --seeds=1,2,3 --max_train_examples=4000 \
+	  --num_train_epochs=2 --max_seq_length=64 --learning_rate=1e-4 \
+	  --kinds=distilled,labels_only,distilled_unlabelled,distilled_layers \
+	  --distill_examples=8000 --export
+	$(BENCH).distillation --task=sst2 --workdir=runs/distillation/sst2 \
+	  --notrain_teacher --student_num_layers=2 --seeds=1,2,3 \
+	  --max_train_examples=4000 --num_train_epochs=2 --max_seq_length=64 \
+	  --learning_rate=1e-4 --kinds=distilled,labels_only --export
+	$(BENCH).distillation --task=mrpc --workdir=runs/distillation/mrpc \
+	  --student_num_layers=3 --seeds=1,2,3 --kinds=distilled,labels_only \
+	  --num_train_epochs=2 --max_seq_length=128 --learning_rate=1e-4
+	$(BENCH).distillation --workdir=runs/distillation/sst2 --notrain \
+	  --student_num_layers=3,2 --kinds=distilled --max_seq_length=64 \
+	  --serving_rounds=3 --step_rounds=5
 	$(BENCH).own_data --num_train=400 --num_eval=300 --num_train_epochs=2 \
 	  --workdir=runs/own_data --output=runs/own_data/results.jsonl
 	mkdir -p runs/sentence

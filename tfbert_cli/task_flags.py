@@ -154,6 +154,16 @@ DISTILL_FLAGS = (
      "text` for text pairs; for tagging, words split by spaces), trained "
      "on the teacher's logits only, beside the labelled training "
      "examples."),
+    ("float", "distill_hidden_weight", 0.0,
+     "With --teacher_model_dir: weight of the intermediate-layer term that "
+     "makes each student layer's output match a teacher layer's (mean "
+     "squared error, through a learned projection where the widths "
+     "differ); 0: off. The teacher then runs in every training step."),
+    ("float", "distill_attention_weight", 0.0,
+     "With --teacher_model_dir: weight of the intermediate-layer term that "
+     "makes each student layer's attention distributions match a teacher "
+     "layer's (KL divergence; the same number of heads); 0: off. The "
+     "teacher then runs in every training step."),
 )
 
 

@@ -43,19 +43,23 @@ def minilm(minilm_dir, shared_data_dir):
         "input_type_ids": np.array([e.type_ids for e in encodings], np.int32),
     }
     assert inputs["input_type_ids"].any() and not inputs["input_mask"].all()
-    hf_model = transformers.BertModel.from_pretrained(str(minilm_dir)).eval()
+    # Eager attention: the implementation that returns its probabilities.
+    hf_model = transformers.BertModel.from_pretrained(
+        str(minilm_dir), attn_implementation="eager").eval()
     with torch.no_grad():
         hf_out = hf_model(
             input_ids=torch.tensor(inputs["input_word_ids"], dtype=torch.long),
             attention_mask=torch.tensor(inputs["input_mask"], dtype=torch.long),
             token_type_ids=torch.tensor(inputs["input_type_ids"],
-                                        dtype=torch.long))
+                                        dtype=torch.long),
+            output_attentions=True)
     return {
         "dir": minilm_dir,
         "inputs": inputs,
         "encoder": BertEncoder.from_pretrained(minilm_dir),
         "hf_sequence": hf_out.last_hidden_state.numpy(),
         "hf_pooled": hf_out.pooler_output.numpy(),
+        "hf_attentions": [a.numpy() for a in hf_out.attentions],
     }
 
 
@@ -70,6 +74,25 @@ def test_encoder_matches_hf_bert_model_on_minilm(minilm):
                                minilm["hf_sequence"], mask) <= 1e-4
     assert np.abs(np.asarray(out["pooled_output"])
                   - minilm["hf_pooled"]).max() <= 1e-4
+
+
+def test_attention_scores_give_hf_attention_probabilities(minilm):
+    """`MultiHeadSelfAttention.scores` of each block, on what the block
+    reads, against HF's attention probabilities (distillation's attention
+    term reads them)."""
+    encoder, inputs = minilm["encoder"], minilm["inputs"]
+    outputs = encoder(inputs)["encoder_outputs"]
+    block_inputs = [encoder.embedding_output(inputs)] + outputs[:-1]
+    mask = inputs["input_mask"].astype(bool)
+    for i, expected in enumerate(minilm["hf_attentions"]):
+        scores = np.asarray(encoder.block(i).attention.scores(
+            block_inputs[i], inputs["input_mask"]))
+        probs = np.exp(scores - scores.max(-1, keepdims=True))
+        probs /= probs.sum(-1, keepdims=True)
+        assert probs.shape == expected.shape  # [batch, heads, seq, seq]
+        # Rows of real query tokens; padding keys have 0 in both.
+        diff = np.abs(probs - expected).transpose(0, 2, 1, 3)[mask]
+        assert diff.max() <= 1e-5, (i, diff.max())
 
 
 def test_keras_hub_bert_backbone_parity(minilm, tmp_path):

@@ -883,6 +883,9 @@ def teacher_dirs(tmp_path_factory, tiny_checkpoint):
     (["--distill_temperature=-2"], "--distill_temperature must be positive"),
     (["--student_num_layers=0"], "--student_num_layers must be positive"),
     (["--student_num_layers=3"], "a student needs 1 to 2 layers"),
+    (["--distill_hidden_weight=-1"], "--distill_hidden_weight must be >= 0"),
+    (["--distill_attention_weight=-0.5"],
+     "--distill_attention_weight must be >= 0"),
 ])
 def test_distillation_flag_values(capsys, tmp_path, glue, teacher_dirs,
                                   flags, expected):
@@ -901,6 +904,31 @@ def test_teacher_of_another_run(capsys, tmp_path, glue, teacher_dirs, teacher,
                                 expected):
     _refused(capsys, GlueTask, glue(
         f"--teacher_model_dir={teacher_dirs(**teacher)}"), expected)
+    assert _nothing_trained(tmp_path)
+
+
+def test_attention_transfer_refuses_a_student_of_other_heads(
+        capsys, tmp_path, glue, teacher_dirs, minilm_dir):
+    """The teacher has the tiny checkpoint's 2 heads; a student of 4 heads
+    (same vocabulary and width) cannot learn its attention distributions,
+    but can learn its hidden states."""
+    import keras
+
+    from tfbert import BertConfig, BertEncoder, BertTokenizer
+
+    keras.utils.set_random_seed(0)
+    tokenizer = BertTokenizer(str(minilm_dir / "vocab.txt"))
+    four_heads = tmp_path / "four_heads"
+    BertEncoder(BertConfig(
+        vocab_size=tokenizer.vocab_size, hidden_size=32, num_layers=1,
+        num_heads=4, intermediate_size=64, max_position_embeddings=128)
+    ).save_pretrained(four_heads, tokenizer=tokenizer)
+    teacher = f"--teacher_model_dir={teacher_dirs()}"
+    student = f"--init_checkpoint={four_heads}"
+    _refused(capsys, GlueTask, glue(teacher, student,
+                                    "--distill_attention_weight=1"),
+             "attention transfer needs the teacher's 2 heads; the student "
+             "has 4")
     assert _nothing_trained(tmp_path)
 
 

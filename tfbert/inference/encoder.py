@@ -77,8 +77,7 @@ class EncoderInference:
         blocks = []
         num_layers = encoder.config.num_layers
         for i in range(num_layers):
-            block = encoder.transformer_blocks[
-                i % len(encoder.transformer_blocks)]
+            block = encoder.block(i)
             with tf.name_scope(f"block_{i}"):
                 hidden = transformer_block(
                     block, hidden, mask, packing=packing,

@@ -8,6 +8,19 @@ from keras import ops
 from tfbert.layers.masking import padding_bias
 
 
+def attention_scores(query, key, bias):
+    """`query @ key^T + bias`: float32 [batch, N, q, k], whose softmax over
+    the last axis is the attention distribution.
+
+    Args:
+      query: [batch, N, q, head] (scaled by 1/sqrt(head)); key:
+        [batch, N, k, head], in the compute dtype.
+      bias: float32 [batch, 1, 1, k], added to the float32 products.
+    """
+    return ops.cast(ops.matmul(query, ops.transpose(key, (0, 1, 3, 2))),
+                    "float32") + bias
+
+
 def scaled_dot_product(query, key, value, bias, dropout=None):
     """`softmax(query @ key^T + bias) @ value` in Keras ops.
 
@@ -21,9 +34,8 @@ def scaled_dot_product(query, key, value, bias, dropout=None):
     Returns:
       [batch, N, q, head] in the dtype of `value`.
     """
-    scores = ops.cast(ops.matmul(query, ops.transpose(key, (0, 1, 3, 2))),
-                      "float32")  # [batch, N, q, k]
-    probs = ops.cast(ops.softmax(scores + bias, axis=-1), value.dtype)
+    probs = ops.cast(ops.softmax(attention_scores(query, key, bias), axis=-1),
+                     value.dtype)
     if dropout is not None:
         probs = dropout(probs)
     return ops.matmul(probs, value)
@@ -94,15 +106,26 @@ class MultiHeadSelfAttention(keras.layers.Layer):
 
     def call(self, hidden_states, attention_mask, training=None):
         batch, seq = ops.shape(hidden_states)[:2]
-        scale = 1.0 / math.sqrt(self.head_size)
-        query = self.split_heads(self.query(hidden_states) * scale, batch, seq)
-        key = self.split_heads(self.key(hidden_states), batch, seq)
+        query, key, bias = self._query_key_bias(hidden_states, attention_mask)
         value = self.split_heads(self.value(hidden_states), batch, seq)
-        bias = padding_bias(attention_mask)[:, None, None, :]
         context = scaled_dot_product(
             query, key, value, bias,
             lambda probs: self.dropout_layer(probs, training=training))
         return self.output_dense(self.merge_heads(context, batch, seq))
+
+    def scores(self, hidden_states, attention_mask):
+        """The scores `call` takes the softmax of (before dropout): float32
+        [batch, N, seq, seq], `MASKED_LOGIT` added at padding keys (read by
+        distillation's attention transfer)."""
+        return attention_scores(
+            *self._query_key_bias(hidden_states, attention_mask))
+
+    def _query_key_bias(self, hidden_states, attention_mask):
+        batch, seq = ops.shape(hidden_states)[:2]
+        scale = 1.0 / math.sqrt(self.head_size)
+        query = self.split_heads(self.query(hidden_states) * scale, batch, seq)
+        key = self.split_heads(self.key(hidden_states), batch, seq)
+        return query, key, padding_bias(attention_mask)[:, None, None, :]
 
     def compute_output_shape(self, input_shape, *args):
         return input_shape

@@ -154,16 +154,27 @@ class BertEncoder(keras.Model):
         check_inputs(inputs, type(self).__name__)
         return {name: inputs[name] for name in INPUT_NAMES}
 
-    def _block_outputs(self, inputs):
-        """Each block's output for the symbolic input dict."""
+    def block(self, i):
+        """The `TransformerBlock` that layer `i` runs (ALBERT's layers all
+        run its one block)."""
+        return self.transformer_blocks[i % len(self.transformer_blocks)]
+
+    def embedding_output(self, inputs, training=None):
+        """What the first block reads: the embeddings of the input dict
+        (projected to the hidden size where the family does), float32
+        [batch, seq, H]."""
         hidden = self.embeddings(inputs["input_word_ids"],
-                                 inputs["input_type_ids"])
+                                 inputs["input_type_ids"], training=training)
         if self.embedding_projection is not None:
             hidden = self.embedding_projection(hidden)
+        return hidden
+
+    def _block_outputs(self, inputs):
+        """Each block's output for the symbolic input dict."""
+        hidden = self.embedding_output(inputs)
         outputs = []
         for i in range(self.config.num_layers):
-            block = self.transformer_blocks[i % len(self.transformer_blocks)]
-            hidden = block(hidden, inputs["input_mask"])
+            hidden = self.block(i)(hidden, inputs["input_mask"])
             outputs.append(hidden)
         return outputs
 

@@ -59,6 +59,8 @@ class Task:
         training (part of the model directory's fingerprint).
       command_line: whether the run's parameters came as flags (set by
         `run`): how `say` and the runner's reports name them.
+      teacher: a distilling run's `tfbert.tasks.teacher.Teacher` (its
+        `training_model` is what `fit` runs), else None.
 
     An instance is made from a config, an instance of
     `program.config_class` (a field per flag; `config`). The runner
@@ -74,6 +76,7 @@ class Task:
     program = task_flags.TaskProgram(task="")
     training_parameters = ()
     command_line = False
+    teacher = None
 
     def __init__(self, config):
         self.config = config
@@ -304,6 +307,8 @@ def execute(task, prepared):
               evaluate_fn=(evaluate_fn if task.main_metric is not None
                            else None),
               best_metric=task.main_metric,
+              training_model=(task.teacher.training_model()
+                              if task.teacher else None),
               **task.compile_args())
     else:
         restore_trained_weights(model, f.model_dir)

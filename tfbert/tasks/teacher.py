@@ -21,6 +21,7 @@ from tfbert.tasks import runner
 from tfbert.training import restore_trained_weights
 from tfbert.training.best_model import BEST_WEIGHTS, load_inference_weights
 from tfbert.training.distillation import DistillationConfig
+from tfbert.training.layer_transfer import LayerTransfer
 from tfbert.training.run_state import FINGERPRINT
 from tfbert_cli import task_flags
 
@@ -56,6 +57,7 @@ class Teacher:
         self.unlabelled = list(unlabelled)
         self.distill_file = distill_file
         self.teacher_preprocessor = None
+        self._training_model = None
 
     def training_files(self):
         """The teacher's weights file and --distill_file, for the student's
@@ -110,9 +112,36 @@ class Teacher:
         `build_fn(init_checkpoint)`.
 
         Raises:
-          UserError: if the weights do not fit (another label set) or the
-            teacher has fewer layers than --student_num_layers.
+          UserError: if the weights do not fit (another label set), the
+            teacher has fewer layers than --student_num_layers, or the
+            intermediate-layer terms do not fit the two encoders.
         """
+        models = self._build(build_fn, config, init_checkpoint)
+        if self.config.transfers_layers:
+            try:  # Checked here, before any training.
+                self._training_model = LayerTransfer(models[1], models[0],
+                                                     self.config)
+            except ValueError as error:
+                raise runner.UserError(
+                    f"`teacher_model_dir`={self.model_dir}: {error}"
+                ) from error
+            terms = ", ".join(
+                f"{what} x{weight:g}" for what, weight in (
+                    ("hidden states", self.config.hidden_weight),
+                    ("attention", self.config.attention_weight)) if weight)
+            pairs = "; ".join(f"student layer {i} learns teacher layer {j}"
+                              for i, j in self._training_model.pairs)
+            print(f"{pairs} ({terms}); the teacher runs in every training "
+                  "step")
+        return models
+
+    def training_model(self):
+        """What `fit` runs in place of the student from `build` when the
+        intermediate-layer terms are on (a `LayerTransfer`, which holds the
+        teacher), else None."""
+        return self._training_model
+
+    def _build(self, build_fn, config, init_checkpoint):
         model = build_fn(self.settings["init_checkpoint"])
         try:
             if self.weights_path:
@@ -241,6 +270,12 @@ def check(config, shared, student_config=None, texts=None):
                                    "trained weights")
     unlabelled = (read_distill_file(f.distill_file, texts == "pair")
                   if f.distill_file else ())
-    return Teacher(DistillationConfig(f.distill_alpha, f.distill_temperature),
+    for name in ("distill_hidden_weight", "distill_attention_weight"):
+        if not getattr(f, name) >= 0:
+            raise runner.UserError(
+                f"`{name}` must be >= 0, got {getattr(f, name)}")
+    return Teacher(DistillationConfig(f.distill_alpha, f.distill_temperature,
+                                      f.distill_hidden_weight,
+                                      f.distill_attention_weight),
                    model_dir, settings, weights_path,
                    student_config or {}, unlabelled, f.distill_file)

@@ -5,6 +5,7 @@ from tfbert.training.best_model import restore_best_weights
 from tfbert_config.training import MAX_EPOCHS, TrainingConfig
 from tfbert.training.distillation import TaskDistillationLoss
 from tfbert.training.distribution import get_strategy, split_cpu
+from tfbert.training.layer_transfer import LayerTransfer
 from tfbert.training.optimization import (
     NO_DECAY_NAMES, AdamW, LayerwiseDecayAdamW, WarmupLinearDecay,
     create_optimizer)

@@ -36,10 +36,16 @@ class DistillationConfig:
       alpha: weight of the hard-label loss, in [0, 1]; the teacher's term
         gets `1 - alpha`.
       temperature: softmax temperature T > 0 of both logit sets.
+      hidden_weight: weight (>= 0) of the intermediate-layer term
+        `hidden_state_loss` (`LayerTransfer`); 0: off.
+      attention_weight: weight (>= 0) of the intermediate-layer term
+        `attention_loss`; 0: off.
     """
 
     alpha: float = 0.5
     temperature: float = 2.0
+    hidden_weight: float = 0.0
+    attention_weight: float = 0.0
 
     def __post_init__(self):
         if not 0 <= self.alpha <= 1:
@@ -47,6 +53,16 @@ class DistillationConfig:
         if not self.temperature > 0:
             raise ValueError(
                 f"temperature must be positive, got {self.temperature}")
+        for name in ("hidden_weight", "attention_weight"):
+            if not getattr(self, name) >= 0:
+                raise ValueError(f"{name} must be >= 0, got "
+                                 f"{getattr(self, name)}")
+
+    @property
+    def transfers_layers(self):
+        """Whether the student also learns the teacher's intermediate
+        layers (`LayerTransfer`)."""
+        return self.hidden_weight > 0 or self.attention_weight > 0
 
 
 def soft_target_loss(teacher_logits, student_logits, temperature):

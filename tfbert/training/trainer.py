@@ -114,10 +114,13 @@ class _ChunkCheckpoint(StepCounter):
     Every worker of a multi-worker run saves (saving runs collective ops that
     need all of them), each into its own `output_dir`."""
 
-    def __init__(self, manager, progress, chunk, steps_per_epoch,
-                 total_batches, initial_batches, evaluate_fn, best_metric,
-                 best, output_dir):
+    def __init__(self, trained_model, manager, progress, chunk,
+                 steps_per_epoch, total_batches, initial_batches, evaluate_fn,
+                 best_metric, best, output_dir):
         super().__init__(chunk, initial_batches)
+        # The task model, whose best weights are kept (`self.model` is the
+        # model `fit` runs, which may be a training form of it).
+        self.trained_model = trained_model
         self.manager = manager
         self.progress = progress
         self.steps_per_epoch = steps_per_epoch
@@ -179,7 +182,7 @@ class _ChunkCheckpoint(StepCounter):
                 f"evaluate_fn returned no {self.best_metric!r} (the "
                 f"best_metric); it returned {sorted(metrics)}")
         if self.best is None or metrics[self.best_metric] > self.best[self.best_metric]:
-            save_best(self.model, self.output_dir, metrics)
+            save_best(self.trained_model, self.output_dir, metrics)
             self.best = metrics
 
     def _log(self, metrics, step):
@@ -221,7 +224,7 @@ def _save_checkpoint(manager, number):
 
 def train(model, train_dataset, *, steps_per_epoch, config, loss,
           metrics=None, loss_weights=None, evaluate_fn=None, best_metric=None,
-          strategy=None, callbacks=()):
+          strategy=None, callbacks=(), training_model=None):
     """Compiles `model` with BERT's optimizer and fits it, resuming from the
     last checkpoint in `config.model_dir` if there is one.
 
@@ -241,6 +244,11 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
         are kept in `model_dir/best.weights.h5` (`restore_best_weights`).
       strategy: the `tf.distribute.Strategy` the model was built in.
       callbacks: extra Keras callbacks.
+      training_model: optional model that `fit` runs instead of `model`:
+        one whose outputs are `model`'s and whose variables include
+        `model`'s (e.g. `tfbert.training.layer_transfer.LayerTransfer`,
+        which adds loss terms). `model` stays what is evaluated and whose
+        best weights are kept; the checkpoint holds both.
 
     Returns:
       The Keras `History` of the chunks run in this process.
@@ -274,6 +282,7 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
           f"{updates}, {warmup_updates} of warmup), a checkpoint every "
           f"{chunk} steps")
 
+    fitted = training_model or model
     with strategy.scope():
         optimizer = create_optimizer(
             config.learning_rate, total_steps=total_updates,
@@ -283,19 +292,20 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
             layerwise_decay=config.layerwise_lr_decay,
             num_layers=(model.encoder.config.num_layers
                         if config.layerwise_lr_decay else None))
-        model.compile(optimizer=optimizer, loss=loss, metrics=metrics,
-                      loss_weights=loss_weights,
-                      jit_compile=config.jit_compile,
-                      steps_per_execution=config.steps_per_execution)
-        optimizer.build(model.trainable_variables)
+        fitted.compile(optimizer=optimizer, loss=loss, metrics=metrics,
+                       loss_weights=loss_weights,
+                       jit_compile=config.jit_compile,
+                       steps_per_execution=config.steps_per_execution)
+        optimizer.build(fitted.trainable_variables)
         progress = tf.Variable(0, dtype=tf.int64, trainable=False)
-        random_state = _random_state(model)
+        random_state = _random_state(fitted)
         _reseed(random_state, config.seed)
     # Under float16, `optimizer` is the inner optimizer and the model tracks
     # its `LossScaleOptimizer` (loss scale and its counter).
-    checkpoint = tf.train.Checkpoint(model=model, optimizer=optimizer,
-                                     progress=progress,
-                                     random_state=random_state)
+    checkpoint = tf.train.Checkpoint(
+        model=model, optimizer=optimizer, progress=progress,
+        random_state=random_state,
+        **({"training_model": training_model} if training_model else {}))
     checkpoint_dir = os.path.join(output_dir, "checkpoints")
     manager = tf.train.CheckpointManager(checkpoint, checkpoint_dir,
                                          max_to_keep=2)
@@ -319,17 +329,17 @@ def train(model, train_dataset, *, steps_per_epoch, config, loss,
         stop,
         TrainingProgress(steps_per_epoch, total_batches, chunk,
                          initial_batches, verbose=config.verbose),
-        _ChunkCheckpoint(manager, progress, chunk, steps_per_epoch,
+        _ChunkCheckpoint(model, manager, progress, chunk, steps_per_epoch,
                          total_batches, initial_batches, evaluate_fn,
                          best_metric, best, output_dir),
         keras.callbacks.TensorBoard(os.path.join(output_dir, "logs")),
         *callbacks,
     ]
     if isinstance(strategy, tf.distribute.MultiWorkerMirroredStrategy):
-        _detach_multi_worker_strategy(model)
+        _detach_multi_worker_strategy(fitted)
     try:
-        with strategy.scope(), _without_remembered_strategy(model):
-            return model.fit(dataset, epochs=num_chunks,
+        with strategy.scope(), _without_remembered_strategy(fitted):
+            return fitted.fit(dataset, epochs=num_chunks,
                              initial_epoch=initial_chunk,
                              steps_per_epoch=chunk, callbacks=all_callbacks,
                              shuffle=False, verbose=0)
