@@ -200,18 +200,19 @@ class LayerTransfer(keras.Model):
                 teacher_features, training=False)["encoder_outputs"]]
         mask = features["input_mask"]
         encoder = self.student.encoder
-        student_inputs = _block_inputs(encoder, features, student_outputs)
-        teacher_inputs = _block_inputs(teacher_encoder, teacher_features,
-                                       teacher_outputs)
         total = 0.0
-        for n, (i, j) in enumerate(self.pairs):
-            if self.hidden_weight:
+        if self.hidden_weight:
+            for n, (i, j) in enumerate(self.pairs):
                 hidden = student_outputs[i]
                 if self.projections:
                     hidden = self.projections[n](hidden)
                 total += self.hidden_weight * hidden_state_loss(
                     hidden, teacher_outputs[j], mask)
-            if self.attention_weight:
+        if self.attention_weight:
+            student_inputs = _block_inputs(encoder, features, student_outputs)
+            teacher_inputs = _block_inputs(teacher_encoder, teacher_features,
+                                           teacher_outputs)
+            for i, j in self.pairs:
                 student_scores = encoder.block(i).attention.scores(
                     student_inputs[i], mask)
                 teacher_scores = teacher_encoder.block(j).attention.scores(
