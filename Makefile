@@ -125,7 +125,7 @@ bench: $(STAMP)
 	  --num_train_epochs=2 --max_seq_length=128 --learning_rate=1e-4
 	$(BENCH).distillation --workdir=runs/distillation/sst2 --notrain \
 	  --student_num_layers=3,2 --kinds=distilled --max_seq_length=64 \
-	  --serving_rounds=3 --step_rounds=5
+	  --serving_rounds=3 --step_rounds=5 --step_count=5
 	$(BENCH).own_data --num_train=400 --num_eval=300 --num_train_epochs=2 \
 	  --workdir=runs/own_data --output=runs/own_data/results.jsonl
 	mkdir -p runs/sentence
