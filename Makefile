@@ -123,6 +123,10 @@ bench: $(STAMP)
 	$(BENCH).distillation --task=mrpc --workdir=runs/distillation/mrpc \
 	  --student_num_layers=3 --seeds=1,2,3 --kinds=distilled,labels_only \
 	  --num_train_epochs=2 --max_seq_length=128 --learning_rate=1e-4
+	$(BENCH).distillation --task=mrpc --workdir=runs/distillation/mrpc \
+	  --notrain_teacher --student_num_layers=2 --seeds=1,2,3 \
+	  --kinds=distilled,labels_only --num_train_epochs=2 \
+	  --max_seq_length=128 --learning_rate=1e-4
 	$(BENCH).distillation --workdir=runs/distillation/sst2 --notrain \
 	  --student_num_layers=3,2 --kinds=distilled --max_seq_length=64 \
 	  --serving_rounds=3 --step_rounds=5 --step_count=5
