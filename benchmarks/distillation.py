@@ -87,7 +87,7 @@ flags.DEFINE_integer("serving_rounds", 0, "Interleaved serving measurements "
                      "of the exports (0: none).")
 flags.DEFINE_integer("serving_batch_size", 32, "Batch of the throughput pass.")
 flags.DEFINE_list("kinds", ["distilled", "labels_only",
-                                "distilled_unlabelled"],
+                           "distilled_unlabelled"],
                   "Student kinds (distilled_unlabelled only with "
                   "--distill_examples).")
 flags.DEFINE_integer("distill_examples", 0, "Unlabelled training texts of "
@@ -98,6 +98,9 @@ flags.DEFINE_integer("step_count", 10, "Timed steps per form and round.")
 flags.DEFINE_bool("export", False, "Export the teacher and the first seed's "
                   "students of the first kind in --kinds.")
 
+# The student kinds `--kinds` takes (the module docstring says what each is).
+KINDS = ("distilled", "labels_only", "distilled_unlabelled",
+         "distilled_layers")
 _TEACHER_PASS = re.compile(r"teacher logits of \d+ training examples in "
                            r"([\d.]+) s")
 # A progress line: the epoch and the seconds since the epoch began.
@@ -129,8 +132,9 @@ def _glue(model_dir, seed, *extra, export=False):
 
 
 def _results(model_dir):
-    """The dev metrics of the finished run in MODEL_DIR and the teacher
-    pass's seconds its log states (None if it has none)."""
+    """The dev metrics of the finished run in MODEL_DIR, the teacher
+    pass's seconds its log states (None if it has none) and its training
+    seconds (the sum of each epoch's last progress line)."""
     with open(os.path.join(model_dir, "eval_results.json"),
               encoding="utf-8") as f:
         results = json.load(f)
@@ -209,9 +213,7 @@ def _time_steps():
     from tfbert.training.layer_transfer import LayerTransfer
 
     batch = FLAGS.serving_batch_size
-    task = glue.get_task("sst2")
-    examples = glue.read_examples(
-        glue.split_path(FLAGS.data_dir, task, "train"), task)[:batch]
+    examples = _training_examples(glue.get_task("sst2"))[:batch]
     preprocessor = Preprocessor.from_pretrained(
         FLAGS.init_checkpoint, seq_length=FLAGS.max_seq_length)
     x = {name: np.asarray(value) for name, value in preprocessor(
@@ -270,6 +272,14 @@ def main(argv):
         _compare_serving()
 
 
+def _training_examples(task):
+    """The `Example`s of TASK's training file under --data_dir."""
+    from tfbert.data import glue  # Deferred, as in `_write_distill_file`.
+
+    return glue.read_examples(glue.split_path(FLAGS.data_dir, task, "train"),
+                              task)
+
+
 def _write_distill_file():
     """WORKDIR/distill.txt: the `--distill_examples` training sentences
     after the first `--max_train_examples`, one per line, without their
@@ -281,8 +291,7 @@ def _write_distill_file():
     if task.is_pair:
         raise app.UsageError("--distill_examples: only for single-sentence "
                              f"tasks, not {FLAGS.task}")
-    examples = glue.read_examples(
-        glue.split_path(FLAGS.data_dir, task, "train"), task)
+    examples = _training_examples(task)
     start = FLAGS.max_train_examples
     chosen = examples[start:start + FLAGS.distill_examples]
     if len(chosen) < FLAGS.distill_examples:
@@ -298,20 +307,20 @@ def _write_distill_file():
 
 
 def _kinds():
-    """(kind, alpha, extra flags) of every student kind in --kinds."""
+    """(kind, alpha, extra flags) of every student kind in --kinds
+    (`distilled_unlabelled` only with --distill_examples)."""
+    unknown = set(FLAGS.kinds) - set(KINDS)
+    if unknown:
+        raise app.UsageError(f"--kinds: unknown {sorted(unknown)}")
     kinds = {"distilled": (FLAGS.distill_alpha, []),
              "labels_only": (1.0, []),
              "distilled_layers": (FLAGS.distill_alpha, [
                  f"--distill_hidden_weight={FLAGS.distill_hidden_weight}",
                  f"--distill_attention_weight="
                  f"{FLAGS.distill_attention_weight}"])}
-    if FLAGS.distill_examples:
+    if FLAGS.distill_examples and "distilled_unlabelled" in FLAGS.kinds:
         kinds["distilled_unlabelled"] = (
             FLAGS.distill_alpha, [f"--distill_file={_write_distill_file()}"])
-    unknown = set(FLAGS.kinds) - {"distilled", "labels_only",
-                                  "distilled_unlabelled", "distilled_layers"}
-    if unknown:
-        raise app.UsageError(f"--kinds: unknown {sorted(unknown)}")
     return [(kind, *kinds[kind]) for kind in FLAGS.kinds if kind in kinds]
 
 

@@ -7,6 +7,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tests.training.test_distillation import _log_softmax
 from tfbert import BertConfig, BertEncoder
 from tfbert.models import SequenceClassifier, SpanLabeler, TokenClassifier
 from tfbert.models.bert_token_classifier import token_classification_loss
@@ -35,12 +36,6 @@ def _inputs():
             "input_mask": MASK, "input_type_ids": np.zeros_like(MASK)}
 
 
-def _log_softmax(x):
-    x = x.astype(np.float64)
-    shifted = x - x.max(-1, keepdims=True)
-    return shifted - np.log(np.exp(shifted).sum(-1, keepdims=True))
-
-
 def _masked_mean(values, mask):
     return (values * mask).sum() / mask.sum()
 
@@ -50,7 +45,8 @@ def _numpy_hidden_term(student, teacher, mask):
 
 
 def _numpy_attention_term(student_scores, teacher_scores, mask):
-    log_p, log_q = _log_softmax(teacher_scores), _log_softmax(student_scores)
+    log_p, log_q = (_log_softmax(x.astype(np.float64))
+                    for x in (teacher_scores, student_scores))
     kl = (np.exp(log_p) * (log_p - log_q)).sum(-1)  # [batch, heads, seq]
     return _masked_mean(kl.mean(1), mask)
 

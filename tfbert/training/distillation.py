@@ -118,10 +118,10 @@ def unlabelled(count, label_width=1):
     return np.full(shape, np.nan, np.float32)
 
 
-def _labelled_mean(values, labelled):
-    """Mean of float32 `values` [batch] over the rows where `labelled`
-    (bool [batch]) holds; 0 when none does."""
-    weights = keras.ops.cast(labelled, "float32")
+def masked_mean(values, mask):
+    """Mean of float32 `values` over the positions where `mask` (bool or
+    0/1, the shape of `values`) holds; 0 when none does."""
+    weights = keras.ops.cast(mask, "float32")
     return (keras.ops.sum(values * weights)
             / keras.ops.maximum(keras.ops.sum(weights), 1.0))
 
@@ -193,7 +193,7 @@ class TaskDistillationLoss(keras.losses.Loss):
                 from_logits=True)
             soft = soft_target_loss(teacher, y_pred, temperature)
         alpha = self.config.alpha
-        return alpha * _labelled_mean(hard, labelled) + (1 - alpha) * soft
+        return alpha * masked_mean(hard, labelled) + (1 - alpha) * soft
 
 
 @keras.saving.register_keras_serializable(package="tfbert")

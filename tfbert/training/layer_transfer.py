@@ -28,6 +28,8 @@ import types
 import keras
 from keras import ops
 
+from tfbert.training.distillation import masked_mean
+
 
 def layer_pairs(num_student_layers, num_teacher_layers):
     """`[(i, j)]`: student layer i learns teacher layer
@@ -42,13 +44,6 @@ def layer_pairs(num_student_layers, num_teacher_layers):
             f"layers of a teacher of {num_teacher_layers}")
     return [(i, (i + 1) * num_teacher_layers // num_student_layers - 1)
             for i in range(num_student_layers)]
-
-
-def _real_token_mean(values, mask):
-    """Mean of float32 `values` [batch, seq] over the positions where
-    `mask` (int [batch, seq]) is 1."""
-    weights = ops.cast(mask, "float32")
-    return ops.sum(values * weights) / ops.maximum(ops.sum(weights), 1.0)
 
 
 def hidden_state_loss(student_hidden, teacher_hidden, mask):
@@ -66,7 +61,7 @@ def hidden_state_loss(student_hidden, teacher_hidden, mask):
     error = ops.mean(ops.square(ops.cast(student_hidden, "float32")
                                 - ops.cast(teacher_hidden, "float32")),
                      axis=-1)
-    return _real_token_mean(error, mask)
+    return masked_mean(error, mask)
 
 
 def attention_loss(student_scores, teacher_scores, mask):
@@ -86,7 +81,7 @@ def attention_loss(student_scores, teacher_scores, mask):
     teacher_log = ops.log_softmax(ops.cast(teacher_scores, "float32"), axis=-1)
     student_log = ops.log_softmax(ops.cast(student_scores, "float32"), axis=-1)
     kl = ops.sum(ops.exp(teacher_log) * (teacher_log - student_log), axis=-1)
-    return _real_token_mean(ops.mean(kl, axis=1), mask)
+    return masked_mean(ops.mean(kl, axis=1), mask)
 
 
 def _block_inputs(encoder, features, block_outputs):
