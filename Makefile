@@ -39,27 +39,35 @@ demo: $(STAMP)
 # Two pytest workers, one per core: the suite is CPU-bound, and more workers
 # only oversubscribe the cores (TensorFlow's and the tokenizers' thread pools
 # then burn more CPU for the same work); each worker holds a TensorFlow
-# runtime of a few GB. A test file's tests stay on one worker (its module
-# fixtures are built once), and files start in the order tests/conftest.py
+# runtime of a few GB. A unit of work (a test file, or a folder of files
+# that share costly fixtures: tests/conftest.py) stays on one worker, so its
+# fixtures are built once, and units start in the order tests/conftest.py
 # gives them (most `slow` tests first). A worker that dies ends the run and
 # names its test (--max-worker-restart=0: with --dist loadfile, xdist's
 # replacement worker can wait forever). Each run ends with its 30 slowest
-# tests.
-PYTEST := TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q -n 2 --dist loadfile \
-	--no-loadscope-reorder --max-worker-restart=0 --durations=30
+# tests. PYTHONDONTWRITEBYTECODE is cleared so that the checkout's modules,
+# and pytest's rewritten test modules, are compiled once, not in every
+# process that imports them.
+PYTEST := PYTHONDONTWRITEBYTECODE= TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q \
+	-n 2 --dist loadfile --no-loadscope-reorder --max-worker-restart=0 \
+	--durations=30
 
 # The test files in TEST_SHARES shares (tests/conftest.py deals them out),
 # one after the other, each with new workers: a worker keeps most of what
 # TensorFlow, torch and the tokenizers allocated for the files it ran, so
 # two workers that run the whole suite outgrow a 24 GB machine. Every
-# share runs; the target fails if any did.
-TEST_SHARES := 3
+# share runs; the target fails if any did. What the fixtures build once for
+# the whole run (tests/zoo_checkpoints.py `built_once`) lies in
+# TFBERT_TEST_BUILD_DIR, a directory of this run's.
+TEST_SHARES := 2
 
 test: $(STAMP)
-	@status=0; for k in $$(seq 1 $(TEST_SHARES)); do \
+	@status=0; build=$$(mktemp -d); \
+	for k in $$(seq 1 $(TEST_SHARES)); do \
 	  echo "tests, share $$k of $(TEST_SHARES)"; \
-	  $(PYTEST) --file-share=$$k/$(TEST_SHARES) tests || status=1; \
-	done; exit $$status
+	  TFBERT_TEST_BUILD_DIR=$$build $(PYTEST) --file-share=$$k/$(TEST_SHARES) \
+	    tests || status=1; \
+	done; rm -rf $$build; exit $$status
 
 # The quick inner loop: everything but the slow end-to-end runs.
 test-fast: $(STAMP)

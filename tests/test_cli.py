@@ -105,6 +105,17 @@ def test_help_without_tensorflow(name):
     ("tfbert-convert", ["--input=x"], "--output_dir is required"),
     ("tfbert-squad-choices", ["--squad_file=s", "--output_dir=o",
                               "--num_choices=1"], "--num_choices"),
+    ("tfbert-squad-choices", ["--squad_file=/no/such.json", "--output_dir=o"],
+     "/no/such.json: No such file or directory"),
+    ("tfbert-extract-features", ["--input_file=/no/such.txt",
+                                 "--output_file=o.jsonl"],
+     "/no/such.txt: no such file"),
+    ("tfbert-export-tfhub", ["--init_checkpoint=x"],
+     "give --encoder_export_dir, --preprocessor_export_dir or "
+     "--text_embedding_export_dir"),
+    ("tfbert-export-tfhub", ["--init_checkpoint=x",
+                             "--preprocessor_export_dir=p", "--seq_length=1"],
+     "--seq_length=1: must be >= 2"),
     ("tfbert-query", ["/no/such/export"], "no such file or directory"),
 ])
 def test_refused_flag_without_tensorflow(tmp_path, name, args, expected):

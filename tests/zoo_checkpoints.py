@@ -140,24 +140,36 @@ def zoo_dirs(root):
 @pytest.fixture(scope="session")
 def zoo_checkpoints(tmp_path_factory, shared_data_dir, minilm_dir):
     """{model_type: directory of a tiny HF checkpoint} for bert, distilbert,
-    electra, roberta and albert, tokenizers trained or real as above.
-
-    Under pytest-xdist the first worker to ask writes them into the run's
-    common temporary directory and the others read them (the checkpoints
+    electra, roberta and albert, tokenizers trained or real as above,
+    written once for every worker of the run (`built_once`; the checkpoints
     are only read)."""
-    if "PYTEST_XDIST_WORKER" not in os.environ:
-        root = tmp_path_factory.mktemp("zoo")
-        save_zoo(root, shared_data_dir, minilm_dir)
-        return zoo_dirs(root)
-    common = tmp_path_factory.getbasetemp().parent
-    root = common / "zoo"
-    with open(common / "zoo.lock", "w") as lock:
-        fcntl.flock(lock, fcntl.LOCK_EX)
-        if not (common / "zoo.done").exists():
-            shutil.rmtree(root, ignore_errors=True)
-            save_zoo(root, shared_data_dir, minilm_dir)
-            (common / "zoo.done").touch()
+    root = built_once(tmp_path_factory, "zoo", lambda root: save_zoo(
+        root, shared_data_dir, minilm_dir))
     return zoo_dirs(root)
+
+
+def built_once(tmp_path_factory, name, build):
+    """The directory `name` that `build(directory)` fills, built by the
+    first process of the run to ask and read by the others: under
+    $TFBERT_TEST_BUILD_DIR where set (`make test` sets it for all its
+    shares), else in the pytest run's common temporary directory (shared by
+    its xdist workers)."""
+    common = os.environ.get("TFBERT_TEST_BUILD_DIR")
+    if common:
+        common = Path(common)
+    elif "PYTEST_XDIST_WORKER" in os.environ:
+        common = tmp_path_factory.getbasetemp().parent
+    else:
+        common = tmp_path_factory.getbasetemp()
+    directory = common / name
+    with open(common / f"{name}.lock", "w") as lock:
+        fcntl.flock(lock, fcntl.LOCK_EX)
+        if not (common / f"{name}.done").exists():
+            shutil.rmtree(directory, ignore_errors=True)
+            directory.mkdir(parents=True)
+            build(directory)
+            (common / f"{name}.done").touch()
+    return directory
 
 
 GLUE_FILES = (("SST-2", "train"), ("SST-2", "dev"), ("CoLA", "train"),

@@ -29,6 +29,7 @@ otherwise), raw strings in, float32 embeddings out, fine-tunable with
 """
 
 from tfbert_cli import program
+from tfbert_config.export import check_tfhub_export
 
 _FLAGS = (
     ("string", "init_checkpoint", None,
@@ -58,10 +59,16 @@ _FLAGS = (
 )
 
 
+def _check():
+    flags = program.FLAGS
+    check_tfhub_export(flags.encoder_export_dir, flags.preprocessor_export_dir,
+                       flags.text_embedding_export_dir, flags.seq_length)
+
+
 def main():
     program.main_program(
         _FLAGS, "tfbert.tasks.export_tfhub:run",
-        required=("init_checkpoint",), doc=__doc__)
+        required=("init_checkpoint",), check=_check, doc=__doc__)
 
 
 if __name__ == "__main__":

@@ -23,6 +23,8 @@ output, 0 the first's. Texts are encoded --batch_size at a time and written
 as they come, so memory stays bounded by one batch.
 """
 
+import os
+
 from tfbert_cli import specs
 
 _FLAGS = (
@@ -63,9 +65,15 @@ def main():
     # above without it.
     from tfbert_cli import program
 
+    def check():
+        # Before TensorFlow starts: a mistyped path is told at once.
+        path = program.FLAGS.input_file
+        if not os.path.exists(path):
+            raise program.UserError(f"{path}: no such file")
+
     program.main_program(
         _FLAGS, "tfbert.tasks.extract_features:run",
-        required=("input_file", "output_file"), doc=__doc__)
+        required=("input_file", "output_file"), check=check, doc=__doc__)
 
 
 if __name__ == "__main__":

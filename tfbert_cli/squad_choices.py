@@ -11,6 +11,8 @@ paragraph, `label` = the one holding the answer; see
 no paragraph is in both files.
 """
 
+import os
+
 from tfbert_cli import program
 
 FLAGS = program.FLAGS
@@ -31,6 +33,10 @@ def _check():
     if FLAGS.num_choices < 2:
         raise program.UserError(
             f"--num_choices must be >= 2, got {FLAGS.num_choices}")
+    # Before TensorFlow starts: a mistyped path is told at once.
+    if not os.path.exists(FLAGS.squad_file):
+        raise program.UserError(
+            f"{FLAGS.squad_file}: No such file or directory")
 
 
 def main():

@@ -2,6 +2,7 @@
 export (plain Python)."""
 
 import dataclasses
+import os
 
 # Column shards of each feed-forward layer in an export, by default. The
 # best count depends on the serving machine (about one per core that the
@@ -68,3 +69,27 @@ class ExportConfig:
     limits: RequestLimits = RequestLimits()
     xla: bool = False
 
+
+
+def check_tfhub_export(encoder_export_dir=None, preprocessor_export_dir=None,
+                       text_embedding_export_dir=None, seq_length=128):
+    """The checks of `tfbert.tasks.export_tfhub.export_tfhub`'s arguments
+    that need no checkpoint: at least one output directory, each of them
+    missing or empty, and `seq_length` >= 2.
+
+    Raises:
+      ValueError: naming the parameter in backticks.
+    """
+    directories = {"encoder_export_dir": encoder_export_dir,
+                   "preprocessor_export_dir": preprocessor_export_dir,
+                   "text_embedding_export_dir": text_embedding_export_dir}
+    if not any(directories.values()):
+        raise ValueError("give `encoder_export_dir`, "
+                         "`preprocessor_export_dir` or "
+                         "`text_embedding_export_dir`")
+    if seq_length < 2:
+        raise ValueError(f"`seq_length`={seq_length}: must be >= 2")
+    for name, directory in directories.items():
+        # What `tfbert.utils.atomic.publish_directory` may replace.
+        if directory and os.path.exists(directory) and os.listdir(directory):
+            raise ValueError(f"`{name}`: {directory} exists and is not empty")

@@ -1,8 +1,6 @@
 """Tiny trained-looking models of every export kind, built directly."""
 
 import os
-import subprocess
-import sys
 
 import keras
 import pytest
@@ -125,13 +123,3 @@ def compiled_functions(path):
     library = saved_model.meta_graphs[0].graph_def.library
     return {function.signature.name for function in library.function
             if function.attr["_XlaMustCompile"].b}
-
-
-def saved_model_cli_show(path):
-    """`saved_model_cli show --all` of a SavedModel: its stdout."""
-    cli = subprocess.run(
-        [os.path.join(os.path.dirname(sys.executable), "saved_model_cli"),
-         "show", "--dir", str(path), "--all"], capture_output=True, text=True,
-        timeout=300, env=dict(os.environ, TF_CPP_MIN_LOG_LEVEL="2"))
-    assert cli.returncode == 0, cli.stderr[-2000:]
-    return cli.stdout

@@ -15,8 +15,10 @@ from tfbert.export.ner_serving import NerServingModule
 from tfbert.metrics.ner import get_entities
 from tfbert.models import BertTokenClassifier
 
+from tests.conftest import SHOW_ALL
+
 from .conftest import NER_LABELS as LABELS
-from .conftest import saved_model_cli_show, tiny_encoder
+from .conftest import tiny_encoder
 
 TEXTS = ["John Smith lives in Paris, France.",
          "Ångström   met  Zoë at the U.N. yesterday!",
@@ -24,7 +26,8 @@ TEXTS = ["John Smith lives in Paris, France.",
          "",
          "New York's mayor spoke to Angela Merkel and Emmanuel Macron today."]
 
-LOAD_AND_CALL = """
+# Answers `TEXTS` with each export, and shows each with saved_model_cli.
+LOAD_AND_CALL = SHOW_ALL + """
 import json, sys
 import tensorflow as tf
 import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
@@ -33,7 +36,8 @@ outs = {}
 for path in sys.argv[2:]:
     model = tf.saved_model.load(path)
     out = model.signatures["serving_default"](text=texts)
-    outs[path] = {k: v.numpy().tolist() for k, v in out.items()}
+    outs[path] = {"outputs": {k: v.numpy().tolist() for k, v in out.items()},
+                  "saved_model_cli": show_all(path)}
 print(json.dumps(outs, default=lambda b: b.decode("utf-8")))
 """
 
@@ -85,9 +89,10 @@ POS_LABELS = ["DT", "IN", "NN", "NNP", "VBZ", "."]
 @pytest.fixture(scope="module")
 def fresh_exports(tokenizer, tmp_path_factory, run_fresh_python):
     """name -> (model, export path, the export's `serving_default` answer to
-    `TEXTS` in a fresh process): the softmax and CRF exports with BIO labels
-    and the BIOES and plain-tag exports. One fresh process (importing only
-    tensorflow and tensorflow_text) loads and calls all four exports."""
+    `TEXTS` in a fresh process, what `saved_model_cli show --all` printed of
+    it there): the softmax and CRF exports with BIO labels and the BIOES and
+    plain-tag exports. One fresh process (importing only tensorflow and
+    tensorflow_text) loads, calls and shows all four exports."""
     base = tmp_path_factory.mktemp("ner")
     built = {}
     for name, use_crf, labels, scheme in (
@@ -101,7 +106,8 @@ def fresh_exports(tokenizer, tmp_path_factory, run_fresh_python):
         built[name] = model, export_saved_model(module, str(base / name))
     outs = run_fresh_python(LOAD_AND_CALL, json.dumps(TEXTS),
                             *(path for _, path in built.values()))
-    return {name: (model, path, outs[path])
+    return {name: (model, path, outs[path]["outputs"],
+                   outs[path]["saved_model_cli"])
             for name, (model, path) in built.items()}
 
 
@@ -109,7 +115,7 @@ def fresh_exports(tokenizer, tmp_path_factory, run_fresh_python):
 @pytest.mark.parametrize("use_crf", [False, True])
 def test_exported_model_tags_like_python_in_a_fresh_process(
         tokenizer, use_crf, fresh_exports):
-    model, path, out = fresh_exports["crf" if use_crf else "softmax"]
+    model, path, out, cli = fresh_exports["crf" if use_crf else "softmax"]
     assert unservable_ops(path) == []
 
     found_entities = 0
@@ -136,10 +142,10 @@ def test_exported_model_tags_like_python_in_a_fresh_process(
         found_entities += k
     assert found_entities >= 3  # the checks above were not vacuous
 
-    shown = saved_model_cli_show(path)
+    assert cli["returncode"] == 0, cli["stderr"][-2000:]
     for name in ("serving_default", "serve_token_ids", "text", "word_labels",
                  "entity_scores", "logits", "input_word_ids"):
-        assert name in shown
+        assert name in cli["stdout"]
 
 
 @pytest.mark.slow
@@ -150,7 +156,7 @@ def test_bioes_and_plain_exports_in_a_fresh_process(
     """BIOES: entities are the strictly well-formed ones, as `tasks.ner`
     scores them; plain tags: a tag and its probability per word, no
     entity outputs."""
-    model, _, out = fresh_exports[scheme]
+    model, _, out, _ = fresh_exports[scheme]
     if scheme == "plain":
         assert not any(name.startswith("entity_") for name in out)
     found, dropped = 0, 0

@@ -18,14 +18,14 @@ from tfbert.export.squad_serving import SquadServingModule
 from tfbert.models import BertEncoder, BertSpanLabeler
 from tfbert.text.bert_tokenizer import BertTokenizer
 
-from .conftest import saved_model_cli_show
+from tests.conftest import SHOW_ALL
 
 SETTINGS = dict(max_seq_length=64, doc_stride=16, max_query_length=20)
 MAX_ANSWER_LENGTH = 10
 # Bounds that let every test example go in one request.
 WHOLE_DEV_SET = RequestLimits(max_batch_chars=10**7, max_windows=10**6)
 
-_SERVE = textwrap.dedent("""
+_SERVE = SHOW_ALL + textwrap.dedent("""
     import json, sys
     import tensorflow as tf
     import tensorflow_text  # noqa: F401  (registers the tokenizer ops)
@@ -39,6 +39,7 @@ _SERVE = textwrap.dedent("""
     result = {k: v.numpy().tolist() for k, v in out.items()}
     result["answer_text"] = [t.decode() for t in result["answer_text"]]
     result.update({k: v.numpy().tolist() for k, v in ids.items()})
+    result["saved_model_cli"] = show_all(path)
     json.dump(result, sys.stdout)
 """)
 
@@ -151,11 +152,12 @@ def test_exported_v2_model_matches_python_in_a_fresh_process(setup, tmp_path,
     _assert_same_answers(served, expected, examples, version_2=True)
     for name in ("start_logits", "end_logits"):
         np.testing.assert_allclose(served[name], logits[name][:4], atol=1e-4)
-    shown = saved_model_cli_show(path)
+    cli = served["saved_model_cli"]
+    assert cli["returncode"] == 0, cli["stderr"][-2000:]
     for name in ("serving_default", "serve_token_ids", "question", "context",
                  "answer_text", "no_answer_probability", "start_logits",
                  "input_word_ids"):
-        assert name in shown
+        assert name in cli["stdout"]
 
 
 @pytest.mark.parametrize("version_2", [False, True])

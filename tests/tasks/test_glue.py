@@ -14,6 +14,7 @@ import numpy as np
 import pytest
 import tensorflow as tf
 
+from tests.conftest import SHOW_ALL
 from tests.tasks.conftest import run_task
 from tests.tasks.conftest import write_glue_subset as _subset
 from tfbert.data import glue as glue_data
@@ -129,7 +130,7 @@ def test_mnli_evaluates_matched_and_mismatched(tmp_path, shared_data_dir,
     assert results["dev_mismatched"]["num_examples"] == 10
 
 
-FRESH_PROCESS = """
+FRESH_PROCESS = SHOW_ALL + """
 import json, sys
 import numpy as np
 import tensorflow as tf
@@ -141,22 +142,9 @@ out = loaded.signatures["serving_default"](
     sentence1=tf.constant([a for a, b in pairs]),
     sentence2=tf.constant([b for a, b in pairs]))
 assert "tfbert" not in sys.modules, "loading the SavedModel imported tfbert"
-# Then what the `saved_model_cli` program runs (its `main`), in this process
-# rather than a third one: `show --all` of the export.
-import contextlib, io
-from tensorflow.python.tools import saved_model_cli
-sys.argv = ["saved_model_cli", "show", "--dir", sys.argv[1], "--all"]
-shown, errors = io.StringIO(), io.StringIO()
-with contextlib.redirect_stdout(shown), contextlib.redirect_stderr(errors):
-    try:
-        status = saved_model_cli.main()
-    except SystemExit as exit:
-        status = exit.code
 print(json.dumps({"probabilities": out["probabilities"].numpy().tolist(),
                   "label": [x.decode() for x in out["label"].numpy()],
-                  "cli": {"returncode": status or 0,
-                          "stdout": shown.getvalue(),
-                          "stderr": errors.getvalue()}}))
+                  "cli": show_all(sys.argv[1])}))
 """
 
 

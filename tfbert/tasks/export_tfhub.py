@@ -5,18 +5,10 @@ The command line (flags, the checks on their values, --help) is
 `tfbert_cli.export_tfhub`.
 """
 
+from tfbert_config.export import check_tfhub_export
+
 # The masked-LM head --with_mlm exports (canonical names).
 _MLM_HEAD_PREFIX = "cls/predictions/"
-
-
-def _check_empty(flag, directory):
-    from tfbert.utils.atomic import check_writable
-
-    if directory:
-        try:
-            check_writable(directory)
-        except FileExistsError as e:
-            raise ValueError(f"`{flag}`: {e}") from None
 
 
 def export_tfhub(init_checkpoint, encoder_export_dir=None,
@@ -29,16 +21,8 @@ def export_tfhub(init_checkpoint, encoder_export_dir=None,
     from tfbert.text import BertTokenizer, Preprocessor
     from tfbert.text.packing_layout import BERT_LAYOUT
 
-    if not (encoder_export_dir or preprocessor_export_dir
-            or text_embedding_export_dir):
-        raise ValueError("give `encoder_export_dir`, "
-                         "`preprocessor_export_dir` or "
-                         "`text_embedding_export_dir`")
-    if seq_length < 2:
-        raise ValueError(f"`seq_length`={seq_length}: must be >= 2")
-    _check_empty("encoder_export_dir", encoder_export_dir)
-    _check_empty("preprocessor_export_dir", preprocessor_export_dir)
-    _check_empty("text_embedding_export_dir", text_embedding_export_dir)
+    check_tfhub_export(encoder_export_dir, preprocessor_export_dir,
+                       text_embedding_export_dir, seq_length)
     written = []
     if text_embedding_export_dir:
         written.append(_export_text_embedding(
