@@ -39,9 +39,8 @@ demo: $(STAMP)
 # Two pytest workers, one per core: the suite is CPU-bound, and more workers
 # only oversubscribe the cores (TensorFlow's and the tokenizers' thread pools
 # then burn more CPU for the same work); each worker holds a TensorFlow
-# runtime of a few GB. A unit of work (a test file, or a folder of files
-# that share costly fixtures: tests/conftest.py) stays on one worker, so its
-# fixtures are built once, and units start in the order tests/conftest.py
+# runtime of a few GB. A test file's tests stay on one worker (its module
+# fixtures are built once), and files start in the order tests/conftest.py
 # gives them (most `slow` tests first). A worker that dies ends the run and
 # names its test (--max-worker-restart=0: with --dist loadfile, xdist's
 # replacement worker can wait forever). Each run ends with its 30 slowest
@@ -59,7 +58,7 @@ PYTEST := PYTHONDONTWRITEBYTECODE= TF_CPP_MIN_LOG_LEVEL=2 $(PY) -m pytest -q \
 # share runs; the target fails if any did. What the fixtures build once for
 # the whole run (tests/zoo_checkpoints.py `built_once`) lies in
 # TFBERT_TEST_BUILD_DIR, a directory of this run's.
-TEST_SHARES := 2
+TEST_SHARES := 3
 
 test: $(STAMP)
 	@status=0; build=$$(mktemp -d); \

@@ -20,9 +20,9 @@ from zoo_checkpoints import zoo_checkpoints  # noqa: E402,F401
 def pytest_addoption(parser):
     parser.addoption(
         "--file-share", metavar="K/N", default=None,
-        help="run only the K-th of N shares of the test files (units of work, "
-             "see `work_unit`, dealt round-robin in the order below; each "
-             "share can run with fresh worker processes).")
+        help="run only the K-th of N shares of the test files (files dealt "
+             "round-robin in the order below; `make test` runs the N shares "
+             "one after the other, each with fresh worker processes).")
 
 
 _FILE_SHARE = pytest.StashKey()
@@ -44,68 +44,30 @@ def pytest_configure(config):
     config.stash[_FILE_SHARE] = share
 
 
-# Test folders whose files share session fixtures that are costly to build
-# (tests/export: the tiny models of every export kind and their SavedModels;
-# tests/hub: tfbert's TF Hub exports and TF Model Garden's, made in a
-# subprocess). Each such folder is one unit of work, run by one worker, so
-# those fixtures are built once per run instead of once per worker.
-SHARED_FIXTURE_FOLDERS = ("export", "hub")
-
-
-def work_unit(path):
-    """The unit of work of the test file at `path` (absolute, or relative
-    to the checkout as in a node id): its folder under tests/ if that is
-    one of SHARED_FIXTURE_FOLDERS, else the file itself."""
-    parts = (REPO_ROOT / path).resolve().relative_to(REPO_ROOT / "tests").parts
-    if len(parts) > 1 and parts[0] in SHARED_FIXTURE_FOLDERS:
-        return f"tests/{parts[0]}"
-    return "/".join(("tests",) + parts)
-
-
-@pytest.hookimpl(optionalhook=True)
-def pytest_xdist_make_scheduler(config, log):
-    """`--dist loadfile` hands each worker whole units of work
-    (`work_unit`) instead of whole files."""
-    if config.getvalue("dist") != "loadfile":
-        return None
-    from xdist.scheduler import LoadScopeScheduling
-
-    class WorkUnitScheduling(LoadScopeScheduling):
-        def _split_scope(self, nodeid):
-            return work_unit(nodeid.split("::", 1)[0])
-
-    return WorkUnitScheduling(config, log)
-
-
 def pytest_collection_modifyitems(config, items):
-    """Units of work (`work_unit`: a test file, or a folder of files that
-    share costly fixtures) with the longest single test, then the most
-    `slow` tests, first; each unit's tests in their own order. `make test`
-    hands whole units to its workers in this order (`--dist loadfile
-    --no-loadscope-reorder`, `pytest_xdist_make_scheduler`),
-    so the long end-to-end files start early and the many short ones fill
-    in around them, instead of one worker finishing a long file alone at
-    the end. A test that runs several programs one after the other says how
-    many (`@pytest.mark.slow(runs=9)`)."""
-    longest, slow, unit_of = {}, {}, {}
+    """Test files with the longest single test, then the most `slow` tests,
+    first; each file's tests in their own order. `make test` hands whole
+    files to its workers in this order (`--dist loadfile
+    --no-loadscope-reorder`), so the long end-to-end files start early and
+    the many short ones fill in around them, instead of one worker finishing
+    a long file alone at the end. A test that runs several programs one
+    after the other says how many (`@pytest.mark.slow(runs=9)`)."""
+    longest, slow = {}, {}
     for item in items:
-        unit = unit_of.setdefault(item.path, work_unit(item.path))
         marker = item.get_closest_marker("slow")
         runs = 0 if marker is None else marker.kwargs.get("runs", 1)
-        longest[unit] = max(longest.get(unit, 0), runs)
-        slow[unit] = slow.get(unit, 0) + (marker is not None)
-    rank = {unit: i for i, unit in enumerate(sorted(
-        slow, key=lambda unit: (-longest[unit], -slow[unit])))}
-    items.sort(key=lambda item: rank[unit_of[item.path]])
+        longest[item.path] = max(longest.get(item.path, 0), runs)
+        slow[item.path] = slow.get(item.path, 0) + (marker is not None)
+    rank = {path: i for i, path in enumerate(sorted(
+        slow, key=lambda path: (-longest[path], -slow[path])))}
+    items.sort(key=lambda item: rank[item.path])
     share = config.stash[_FILE_SHARE]
     if share is not None:
         k, n = share
-
-        def kept(item):
-            return rank[unit_of[item.path]] % n == k - 1
+        kept = [item for item in items if rank[item.path] % n == k - 1]
         config.hook.pytest_deselected(
-            items=[item for item in items if not kept(item)])
-        items[:] = [item for item in items if kept(item)]
+            items=[item for item in items if rank[item.path] % n != k - 1])
+        items[:] = kept
 
 
 def pytest_collection_finish(session):
