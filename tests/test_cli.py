@@ -110,6 +110,8 @@ def test_help_without_tensorflow(name):
     ("tfbert-extract-features", ["--input_file=/no/such.txt",
                                  "--output_file=o.jsonl"],
      "/no/such.txt: no such file"),
+    ("tfbert-extract-features", ["--input_file=/", "--output_file=o.jsonl"],
+     "/: is a directory, expected a file of texts"),
     ("tfbert-export-tfhub", ["--init_checkpoint=x"],
      "give --encoder_export_dir, --preprocessor_export_dir or "
      "--text_embedding_export_dir"),

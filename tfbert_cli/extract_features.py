@@ -23,9 +23,8 @@ output, 0 the first's. Texts are encoded --batch_size at a time and written
 as they come, so memory stays bounded by one batch.
 """
 
-import os
-
 from tfbert_cli import specs
+from tfbert_config.files import check_input_file
 
 _FLAGS = (
     ("string", "input_file", None,
@@ -67,9 +66,10 @@ def main():
 
     def check():
         # Before TensorFlow starts: a mistyped path is told at once.
-        path = program.FLAGS.input_file
-        if not os.path.exists(path):
-            raise program.UserError(f"{path}: no such file")
+        try:
+            check_input_file(program.FLAGS.input_file, "a file of texts")
+        except OSError as error:
+            raise program.UserError(str(error)) from None
 
     program.main_program(
         _FLAGS, "tfbert.tasks.extract_features:run",

@@ -2,7 +2,8 @@
 export (plain Python)."""
 
 import dataclasses
-import os
+
+from tfbert_config.files import holds_files
 
 # Column shards of each feed-forward layer in an export, by default. The
 # best count depends on the serving machine (about one per core that the
@@ -70,7 +71,6 @@ class ExportConfig:
     xla: bool = False
 
 
-
 def check_tfhub_export(encoder_export_dir=None, preprocessor_export_dir=None,
                        text_embedding_export_dir=None, seq_length=128):
     """The checks of `tfbert.tasks.export_tfhub.export_tfhub`'s arguments
@@ -90,6 +90,5 @@ def check_tfhub_export(encoder_export_dir=None, preprocessor_export_dir=None,
     if seq_length < 2:
         raise ValueError(f"`seq_length`={seq_length}: must be >= 2")
     for name, directory in directories.items():
-        # What `tfbert.utils.atomic.publish_directory` may replace.
-        if directory and os.path.exists(directory) and os.listdir(directory):
+        if directory and holds_files(directory):
             raise ValueError(f"`{name}`: {directory} exists and is not empty")

@@ -16,6 +16,7 @@ import os
 import tensorflow as tf
 
 from tfbert.data.table import utf8_lines
+from tfbert_config.files import check_input_file
 
 
 @dataclasses.dataclass(frozen=True)
@@ -51,11 +52,7 @@ def read_examples(path, num_choices=4, labeled=True):
         naming `path:line`.
     """
     path = os.fspath(path)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{path}: no such file")
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"{path}: is a directory, expected a "
-                                "multiple-choice .csv or .jsonl file")
+    check_input_file(path, "a multiple-choice .csv or .jsonl file")
     suffix = os.path.splitext(path)[1].lower()
     if suffix == ".csv":
         rows = _swag_rows(path, num_choices)

@@ -9,6 +9,7 @@ import json
 import os
 
 from tfbert.data.table import utf8_lines
+from tfbert_config.files import check_input_file
 
 # Separates the two segments of a pair on a line of a plain text file (as in
 # Google BERT's extract_features.py).
@@ -34,11 +35,7 @@ def read_texts(path, text_column="text", text_pair_column=None):
         not a string, or no texts; naming `path:line`.
     """
     path = os.fspath(path)
-    if not os.path.exists(path):
-        raise FileNotFoundError(f"{path}: no such file")
-    if os.path.isdir(path):
-        raise IsADirectoryError(f"{path}: is a directory, expected a file of "
-                                "texts")
+    check_input_file(path, "a file of texts")
     suffix = os.path.splitext(path)[1].lower()
     if suffix in DELIMITERS:
         texts = _column_texts(path, _csv_rows(path, DELIMITERS[suffix]),

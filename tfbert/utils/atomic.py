@@ -17,6 +17,8 @@ import secrets
 import shutil
 import tempfile
 
+from tfbert_config.files import holds_files
+
 # errno -> what to tell the user.
 _STORAGE_ERRORS = {
     errno.ENOSPC: "the disk is full",
@@ -119,7 +121,7 @@ def write_json_atomic(path, obj):
 def check_writable(directory):
     """Raises FileExistsError if `directory` exists and is not empty: a new
     tree may be published there, nothing already written is replaced."""
-    if os.path.exists(directory) and os.listdir(directory):
+    if holds_files(directory):
         raise FileExistsError(f"{directory} exists and is not empty")
 
 
