@@ -1,5 +1,6 @@
 """AdamW with BERT's schedule: linear warmup, linear decay to zero."""
 
+import contextlib
 import re
 
 import keras
@@ -50,6 +51,35 @@ class WarmupLinearDecay(keras.optimizers.schedules.LearningRateSchedule):
                 "batches_per_update": self.batches_per_update}
 
 
+class _PerUpdateValues:
+    """Values computed once per optimizer update and reused for every
+    variable: a cache that lives for one `scope()` (one update), keyed by
+    the graph being built (a tf.cond branch is a graph of its own), a name
+    and a dtype. Outside a scope nothing is kept."""
+
+    def __init__(self):
+        self._values = None
+
+    @contextlib.contextmanager
+    def scope(self):
+        self._values = {}
+        try:
+            yield
+        finally:
+            self._values = None
+
+    def get(self, name, dtype, compute):
+        # One read of the dict: a MirroredStrategy traces its replicas'
+        # updates in threads of their own, each entering the scope.
+        values = self._values
+        if values is None:
+            return compute()
+        key = (tf.compat.v1.get_default_graph(), name, dtype)
+        if key not in values:
+            values[key] = compute()
+        return values[key]
+
+
 @keras.saving.register_keras_serializable(package="tfbert")
 class AdamW(keras.optimizers.AdamW):
     """Keras AdamW with epsilon added to the bias-corrected `sqrt(v_hat)`, the
@@ -78,19 +108,40 @@ class AdamW(keras.optimizers.AdamW):
         if kwargs.get("amsgrad"):
             raise ValueError("tfbert's AdamW does not implement amsgrad")
         super().__init__(**kwargs)
+        self._per_update = _PerUpdateValues()
 
     def apply(self, grads, trainable_variables=None):
         grads = [tf.convert_to_tensor(g) if isinstance(g, tf.IndexedSlices)
                  else g for g in grads]
         return super().apply(grads, trainable_variables)
 
+    def _backend_apply_gradients(self, grads, trainable_variables):
+        # Keras evaluates the learning rate (the schedule's ops) for every
+        # variable's weight decay, and the bias corrections depend only on
+        # the step: within one update each is computed once per graph and
+        # dtype, so a traced train step holds far fewer optimizer ops (the
+        # same values: the same ops on the same inputs).
+        with self._per_update.scope():
+            return super()._backend_apply_gradients(grads,
+                                                    trainable_variables)
+
+    def _get_current_learning_rate(self):
+        return self._per_update.get(
+            "learning_rate", None, super()._get_current_learning_rate)
+
+    def _bias_corrections(self, dtype):
+        """`(1 - beta_1 ** t, 1 - beta_2 ** t)` in `dtype` at update `t`."""
+        def compute():
+            step = ops.cast(self.iterations + 1, dtype)
+            return (1 - ops.power(ops.cast(self.beta_1, dtype), step),
+                    1 - ops.power(ops.cast(self.beta_2, dtype), step))
+        return self._per_update.get("bias_corrections", dtype, compute)
+
     def update_step(self, gradient, variable, learning_rate):
         dtype = variable.dtype
         lr = ops.cast(learning_rate, dtype)
         gradient = ops.cast(gradient, dtype)
-        step = ops.cast(self.iterations + 1, dtype)
-        m_correction = 1 - ops.power(ops.cast(self.beta_1, dtype), step)
-        v_correction = 1 - ops.power(ops.cast(self.beta_2, dtype), step)
+        m_correction, v_correction = self._bias_corrections(dtype)
         index = self._get_variable_index(variable)
         m = self._momentums[index]
         v = self._velocities[index]
